@@ -1,0 +1,32 @@
+"""puffer.core: the buffer contract, PufferEnv, emulation of Gymnasium/PettingZoo envs, make()."""
+
+from __future__ import annotations
+
+from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype
+from puffer.core.env import PufferEnv
+from puffer.core.errors import (
+    APIUsageError,
+    EmulationError,
+    EnvNotFoundError,
+    PufferError,
+    WorkerError,
+)
+from puffer.core.registry import ENTRY_POINT_GROUP, env_creator, make, registered_envs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ARRAY_NAMES",
+    "ENTRY_POINT_GROUP",
+    "APIUsageError",
+    "Buffer",
+    "EmulationError",
+    "EnvNotFoundError",
+    "PufferEnv",
+    "PufferError",
+    "WorkerError",
+    "action_dtype",
+    "env_creator",
+    "make",
+    "registered_envs",
+]

@@ -1,0 +1,107 @@
+"""Workspace-wide rules: package layout, the import table of DESIGN.md §1, lint and format."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = sorted(p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+
+# DESIGN.md §1: which puffer packages each package may import.
+ALLOWED_IMPORTS = {
+    "core": set(),
+    "vector": {"core"},
+    "ocean": {"core"},
+    "train": {"core", "vector"},
+    "sweep": set(),
+    "cli": {"core", "vector", "ocean", "train", "sweep"},
+}
+
+
+def _short_name(package: Path) -> str:
+    return package.name.removeprefix("puffer-")
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_package_layout(package: Path) -> None:
+    name = _short_name(package)
+    meta = tomllib.loads((package / "pyproject.toml").read_text())["project"]
+    assert meta["name"] == package.name
+    assert meta["version"], f"{package.name} has no version"
+    assert (package / "README.md").is_file(), f"{package.name} has no README.md"
+    assert (package / "tests").is_dir(), f"{package.name} has no tests/"
+    assert (package / "src" / "puffer" / name / "__init__.py").is_file()
+    # PEP 420: `puffer` is a namespace shared by every package, so none may own it.
+    assert not (package / "src" / "puffer" / "__init__.py").exists(), (
+        f"{package.name}/src/puffer/__init__.py would shadow the other puffer packages"
+    )
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_version_matches_metadata(package: Path) -> None:
+    import importlib
+    from importlib.metadata import version
+
+    module = importlib.import_module(f"puffer.{_short_name(package)}")
+    assert module.__version__ == version(package.name)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_imports_follow_the_package_table(package: Path) -> None:
+    name = _short_name(package)
+    allowed = ALLOWED_IMPORTS[name] | {name}
+    offenders = []
+    for path in (package / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            modules = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "puffer" and len(parts) > 1 and parts[1] not in allowed:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
+    assert not offenders, f"puffer.{name} may import only {sorted(allowed)}:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_ruff_lint_and_format() -> None:
+    ruff = [sys.executable, "-m", "ruff"]
+    paths = ["packages", "tests", "benchmarks"]
+    lint = subprocess.run([*ruff, "check", *paths], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = subprocess.run(
+        [*ruff, "format", "--check", *paths], cwd=ROOT, capture_output=True, text=True
+    )
+    assert fmt.returncode == 0, "run `uv run ruff format`:\n" + fmt.stdout + fmt.stderr
+
+
+def test_clang_format() -> None:
+    clang_format = shutil.which("clang-format", path=str(Path(sys.executable).parent))
+    assert clang_format, "clang-format is a dev dependency; run `uv sync`"
+    sources = [
+        p
+        for pattern in ("*.h", "*.c", "*.cpp", "*.cu", "*.cuh")
+        for base in (ROOT / "packages", ROOT / "kernels")
+        if base.exists()
+        for p in base.rglob(pattern)
+        if ".venv" not in p.parts and "build" not in p.parts
+    ]
+    if not sources:
+        pytest.skip("no C, C++ or CUDA sources in the tree yet")
+    result = subprocess.run(
+        [clang_format, "--dry-run", "--Werror", *map(str, sources)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, "run clang-format -i on:\n" + result.stderr[-4000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype
+from puffer.core.emulation import GymnasiumPufferEnv
 from puffer.core.env import PufferEnv
 from puffer.core.errors import (
     APIUsageError,
@@ -11,6 +12,7 @@ from puffer.core.errors import (
     PufferError,
     WorkerError,
 )
+from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
 from puffer.core.registry import ENTRY_POINT_GROUP, env_creator, make, registered_envs
 
 __version__ = "0.1.0"
@@ -22,11 +24,17 @@ __all__ = [
     "Buffer",
     "EmulationError",
     "EnvNotFoundError",
+    "GymnasiumPufferEnv",
+    "Layout",
+    "Leaf",
     "PufferEnv",
     "PufferError",
     "WorkerError",
     "action_dtype",
+    "action_layout",
     "env_creator",
     "make",
+    "nativize",
+    "observation_layout",
     "registered_envs",
 ]

@@ -19,7 +19,11 @@ from gymnasium.vector.utils import batch_space
 from puffer.core.buffer import Buffer
 from puffer.core.errors import APIUsageError
 
-__all__ = ["PufferEnv"]
+__all__ = ["ACTION_CHECK_STEPS", "PufferEnv"]
+
+# Discrete action ranges are validated on this many steps after construction; later steps only
+# check shape and dtype, so the step path costs a few attribute compares.
+ACTION_CHECK_STEPS = 16
 
 Infos = list[dict[str, Any]]
 
@@ -87,6 +91,9 @@ class PufferEnv:
         self.action_space = batch_space(self.single_action_space, self.num_agents)
         self.agent_ids = np.arange(self.num_agents)
         self._pending: tuple | None = None
+        # Integer actions for discrete spaces, floats for Box; any width, cast on copy.
+        self._action_kinds = "iu" if self.actions.dtype.kind in "iu" else "f"
+        self._action_checks_left = ACTION_CHECK_STEPS
         self._has_reset = False
         self.closed = False
 
@@ -118,8 +125,8 @@ class PufferEnv:
         Returns `(observations, rewards, terminals, truncations, infos)`, the bound arrays
         themselves (no copy): read them before the next step.
         """
-        self._check_open("step")
-        if not self._has_reset:
+        if self.closed or not self._has_reset:
+            self._check_open("step")
             raise APIUsageError(f"{self}: step() called before reset(); call reset(seed) first")
         if actions is not self.actions:
             self._write_actions(actions)
@@ -166,33 +173,46 @@ class PufferEnv:
             raise APIUsageError(f"{self}: {call}() called after close(); make a new env")
 
     def _write_actions(self, actions: Any) -> None:
-        """Validate `actions` against the action space and copy them into the buffer."""
-        actions = np.asarray(actions)
+        """Validate `actions` and copy them into the buffer.
+
+        Shape and dtype kind are checked on every call (cheap attribute compares); discrete
+        ranges during the first `ACTION_CHECK_STEPS` calls, after which the step path stays lean.
+        """
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        if actions.shape != self.actions.shape or actions.dtype.kind not in self._action_kinds:
+            self._raise_bad_actions(actions)
+        if self._action_checks_left:
+            self._action_checks_left -= 1
+            self._check_action_range(actions)
+        self.actions[...] = actions
+
+    def _raise_bad_actions(self, actions: np.ndarray) -> None:
         space = self.single_action_space
         if actions.shape != self.actions.shape:
             raise APIUsageError(
                 f"{self}: actions have shape {actions.shape}, expected {self.actions.shape} "
                 f"(num_agents={self.num_agents}, action space {space})"
             )
-        if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
-            if not np.issubdtype(actions.dtype, np.integer):
-                raise APIUsageError(
-                    f"{self}: actions have dtype {actions.dtype}, expected integers for {space}"
-                )
-            low = space.start
-            high = space.start + (space.n if isinstance(space, spaces.Discrete) else space.nvec)
-            bad = (actions < low) | (actions >= high)
-            if bad.any():
-                index = tuple(int(i) for i in np.argwhere(bad)[0])
-                raise APIUsageError(
-                    f"{self}: action {actions[index]} at index {index} is outside {space}; "
-                    "clip or sample actions from the action space"
-                )
-        elif not np.issubdtype(actions.dtype, np.floating):
+        kind = "integers" if self._action_kinds == "iu" else "floats"
+        raise APIUsageError(
+            f"{self}: actions have dtype {actions.dtype}, expected {kind} for {space}; "
+            f"pass a {self.actions.dtype} array like env.actions"
+        )
+
+    def _check_action_range(self, actions: np.ndarray) -> None:
+        space = self.single_action_space
+        if not isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
+            return
+        low = space.start
+        high = space.start + (space.n if isinstance(space, spaces.Discrete) else space.nvec)
+        bad = (actions < low) | (actions >= high)
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
             raise APIUsageError(
-                f"{self}: actions have dtype {actions.dtype}, expected floats for {space}"
+                f"{self}: action {actions[index]} at index {index} is outside {space}; "
+                "clip or sample actions from the action space"
             )
-        self.actions[...] = actions
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_agents={self.num_agents})"

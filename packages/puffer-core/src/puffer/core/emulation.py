@@ -1,0 +1,391 @@
+"""Gymnasium emulation: any single-agent Gymnasium env as a one-row `PufferEnv` (DESIGN.md §3).
+
+The env's observation space is packed into one flat row (`puffer.core.layout`), its action
+space into one int32 or float32 row. The helpers here (row spaces, action converters, episode
+statistics, the early observation check) are shared with the PettingZoo emulation.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from puffer.core.buffer import Buffer
+from puffer.core.env import Infos, PufferEnv
+from puffer.core.errors import APIUsageError, EmulationError
+from puffer.core.layout import Layout, Leaf, action_layout, assign, nativize, observation_layout
+
+__all__ = ["CHECK_STEPS", "EpisodeStats", "GymnasiumPufferEnv", "row_action_space", "row_space"]
+
+# Observations are checked against their declared space on this many steps after each
+# construction (resets included); afterwards the step path does no validation work.
+CHECK_STEPS = 16
+
+
+# Spaces of the buffer rows ---------------------------------------------------------------
+
+
+def _leaf_bounds(leaf: Leaf, zero_based: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Flat low / high of a leaf; action rows are zero-based, observation rows keep `start`."""
+    space = leaf.space
+    if isinstance(space, spaces.Box):
+        return space.low.ravel(), space.high.ravel()
+    if isinstance(space, spaces.Discrete):
+        low = np.array([0 if zero_based else space.start])
+        return low, low + space.n - 1
+    if isinstance(space, spaces.MultiDiscrete):
+        low = np.broadcast_to(0 if zero_based else space.start, space.shape).ravel()
+        return low, low + space.nvec.ravel() - 1
+    return np.zeros(leaf.size), np.ones(leaf.size)
+
+
+def row_space(layout: Layout) -> spaces.Box:
+    """The Box of one observation row: per-element bounds for uniform rows, 0-255 for bytes."""
+    if layout.single_leaf and isinstance(layout.space, spaces.Box):
+        return layout.space
+    if layout.row_dtype == np.uint8 and any(leaf.dtype != np.uint8 for leaf in layout.leaves):
+        return spaces.Box(0, 255, layout.row_shape, np.uint8)
+    low = np.zeros(layout.row_shape, layout.row_dtype)
+    high = np.zeros(layout.row_shape, layout.row_dtype)
+    for leaf in layout.leaves:
+        start = leaf.offset // layout.row_dtype.itemsize
+        leaf_low, leaf_high = _leaf_bounds(leaf, zero_based=False)
+        low[start : start + leaf.size] = leaf_low
+        high[start : start + leaf.size] = leaf_high
+    return spaces.Box(low, high, layout.row_shape, layout.row_dtype)
+
+
+def row_action_space(layout: Layout) -> spaces.Space:
+    """The puffer action space: Discrete(n), MultiDiscrete(nvec) (int32, zero-based) or Box."""
+    if layout.row_dtype == np.int32:
+        if isinstance(layout.space, spaces.Discrete):
+            return spaces.Discrete(int(layout.space.n))
+        nvec = np.concatenate(
+            [
+                [leaf.space.n]
+                if isinstance(leaf.space, spaces.Discrete)
+                # MultiBinary leaves are MultiDiscrete with two choices per entry.
+                else np.full(leaf.size, 2)
+                if isinstance(leaf.space, spaces.MultiBinary)
+                else leaf.space.nvec.ravel()
+                for leaf in layout.leaves
+            ]
+        )
+        return spaces.MultiDiscrete(nvec.astype(np.int64))
+    low, high = (np.empty(layout.row_shape, np.float32) for _ in range(2))
+    for leaf in layout.leaves:
+        start = leaf.offset // 4
+        low[start : start + leaf.size], high[start : start + leaf.size] = _leaf_bounds(
+            leaf, zero_based=True
+        )
+    return spaces.Box(low, high, layout.row_shape, np.float32)
+
+
+# Actions: from a buffer row to what the wrapped env expects ------------------------------
+
+
+@functools.singledispatch
+def _converter(space: spaces.Space, view: np.ndarray) -> Callable[[], Any]:
+    raise EmulationError(f"action space {space!r} cannot be emulated")
+
+
+@_converter.register
+def _(space: spaces.Discrete, view: np.ndarray) -> Callable[[], Any]:
+    start = int(space.start)
+    return lambda: int(view) + start
+
+
+@_converter.register
+def _(space: spaces.MultiDiscrete, view: np.ndarray) -> Callable[[], Any]:
+    return lambda: view.astype(space.dtype) + space.start
+
+
+@_converter.register
+def _(space: spaces.MultiBinary, view: np.ndarray) -> Callable[[], Any]:
+    return lambda: view.astype(space.dtype)
+
+
+@_converter.register
+def _(space: spaces.Box, view: np.ndarray) -> Callable[[], Any]:
+    # A copy (astype), so an env that keeps its action never sees the buffer change under it.
+    return lambda: view.astype(space.dtype)
+
+
+def action_converter(layout: Layout, row: np.ndarray) -> Callable[[], Any]:
+    """A function returning the wrapped env's action built from the buffer row `row` now."""
+    views = nativize(row, layout)
+    if layout.single_leaf:
+        view = views.reshape(layout.tree.shape)
+        return _converter(layout.space, view)
+    convert = _map(layout.tree, views, lambda leaf, view: _converter(leaf.space, view))
+    return lambda: _call(convert)
+
+
+def _map(tree: Any, views: Any, fn: Callable) -> Any:
+    if isinstance(tree, Leaf):
+        return fn(tree, views)
+    if isinstance(tree, dict):
+        return {key: _map(tree[key], views[key], fn) for key in tree}
+    return tuple(_map(node, view, fn) for node, view in zip(tree, views, strict=True))
+
+
+def _call(convert: Any) -> Any:
+    if isinstance(convert, dict):
+        return {key: _call(fn) for key, fn in convert.items()}
+    if isinstance(convert, tuple):
+        return tuple(_call(fn) for fn in convert)
+    return convert()
+
+
+def check_action_row(owner: object, layout: Layout, row: np.ndarray) -> None:
+    """Raise `APIUsageError` if a discrete leaf of the action row is out of range or not integral."""
+    views = nativize(row, layout)
+    leaves = [(layout.tree, views)] if layout.single_leaf else []
+    if not leaves:
+        _map(layout.tree, views, lambda leaf, view: leaves.append((leaf, view)))
+    for leaf, view in leaves:
+        if not leaf.discrete:
+            continue
+        high = {
+            spaces.Discrete: lambda s: s.n,
+            spaces.MultiDiscrete: lambda s: s.nvec,
+            spaces.MultiBinary: lambda s: 2,
+        }[type(leaf.space)](leaf.space)
+        value = np.asarray(view).reshape(leaf.shape)
+        if np.any(value < 0) or np.any(value >= high) or np.any(value != np.floor(value)):
+            where = "" if layout.single_leaf else f" at {_path(leaf.path)}"
+            raise APIUsageError(
+                f"{owner}: action {value.tolist()}{where} is outside {leaf.space} "
+                f"(puffer actions are zero-based: expected integers in [0, {high}) ); "
+                "sample actions from env.single_action_space"
+            )
+
+
+def _path(path: tuple) -> str:
+    return "".join(f"[{key!r}]" for key in path)
+
+
+# Episode statistics ----------------------------------------------------------------------
+
+
+class EpisodeStats:
+    """Running return, length and summed numeric infos of one agent's current episode."""
+
+    __slots__ = ("info_sums", "length", "total")
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.length = 0
+        self.info_sums: dict[str, float] = {}
+
+    def add_info(self, info: dict[str, Any], prefix: str = "") -> None:
+        """Sum the numeric scalars of `info` (nested dicts flattened with '/')."""
+        for key, value in info.items():
+            if isinstance(value, bool | numbers.Number | np.bool_) and not isinstance(
+                value, complex
+            ):
+                name = prefix + str(key)
+                self.info_sums[name] = self.info_sums.get(name, 0.0) + float(value)
+            elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+                name = prefix + str(key)
+                self.info_sums[name] = self.info_sums.get(name, 0.0) + float(value)
+            elif isinstance(value, dict):
+                self.add_info(value, f"{prefix}{key}/")
+
+    def finish(self) -> dict[str, float]:
+        """The finished episode's flat stats dict; starts a new episode."""
+        stats = {"episode_return": float(self.total), "episode_length": float(self.length)}
+        for key, value in self.info_sums.items():
+            stats.setdefault(key, value)
+        self.total, self.length, self.info_sums = 0.0, 0, {}
+        return stats
+
+
+def check_observation(owner: object, space: spaces.Space, obs: Any, where: str) -> None:
+    """Raise `EmulationError` if `obs` is outside `space` (the env broke its own contract)."""
+    try:
+        ok = space.contains(obs)
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
+        ok = False
+    if not ok:
+        raise EmulationError(
+            f"{owner}: the env returned an observation outside its observation_space {space} "
+            f"from {where}: {obs!r}; fix the env or declare a space that contains it"
+        )
+
+
+# The Gymnasium emulation -----------------------------------------------------------------
+
+
+def _make_env(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) -> Any:
+    env_kwargs = dict(env_kwargs or {})
+    if env is None:
+        raise APIUsageError(f"{owner}: no env given; pass a Gymnasium id, class, creator or env")
+    if isinstance(env, str):
+        if env_args:
+            raise APIUsageError(
+                f"{owner}: env_args {env_args!r} given with the id {env!r}; Gymnasium ids take "
+                "keyword arguments only, pass them as env_kwargs"
+            )
+        return gymnasium.make(env, **env_kwargs)
+    if callable(env) and not hasattr(env, "step"):
+        return env(*env_args, **env_kwargs)
+    if callable(env) and isinstance(env, type):
+        return env(*env_args, **env_kwargs)
+    if env_args or env_kwargs:
+        raise APIUsageError(
+            f"{owner}: env_args/env_kwargs given with an env instance {env!r}; pass the class "
+            "or a creator function instead to have them applied"
+        )
+    return env
+
+
+def env_name(env: Any) -> str:
+    """A short readable name of an env: its registered id, else its class name."""
+    spec = getattr(env, "spec", None)
+    if getattr(spec, "id", None):
+        return spec.id
+    unwrapped = getattr(env, "unwrapped", env)
+    metadata = getattr(unwrapped, "metadata", None) or {}
+    return metadata.get("name") or type(unwrapped).__name__
+
+
+class GymnasiumPufferEnv(PufferEnv):
+    """A single-agent Gymnasium env as a one-row `PufferEnv`, with auto-reset.
+
+    Args:
+        env: a Gymnasium id (`"CartPole-v1"`), an env class, a creator function, or an env.
+        env_args: positional arguments for the class / creator.
+        env_kwargs: keyword arguments for `gymnasium.make`, the class or the creator.
+        buf: a one-row `Buffer` to write into (allocated when None).
+        seed: seed for the first `reset()` called without one.
+
+    Attributes:
+        env: the wrapped Gymnasium env.
+        obs_layout: the `Layout` of an observation row, or None when the observation space is
+            a single Box / Discrete / MultiDiscrete / MultiBinary (the row is that leaf).
+        action_layout: the `Layout` of an action row, or None for a single leaf.
+
+    Observations: (1, *row_shape) of `single_observation_space.dtype` (a lone Box keeps its
+    shape and dtype; a lone Discrete is (1, 1) int64; structured spaces are packed, see
+    `puffer.core.layout`). Actions: (1,) int32 for Discrete, (1, n) int32 for other discrete
+    spaces (zero-based), (1, n) float32 when a Box is involved. Each step's infos hold one
+    `{episode_return, episode_length, <summed numeric infos>}` dict when an episode ended.
+
+    Raises:
+        EmulationError: the env's spaces cannot be emulated, or it returns an observation
+            outside its observation space during the first `CHECK_STEPS` steps.
+        APIUsageError: bad arguments, actions of the wrong shape, dtype or range, step before
+            reset.
+
+    Example:
+        >>> env = GymnasiumPufferEnv("Blackjack-v1", seed=1)
+        >>> obs, infos = env.reset()
+        >>> obs.shape, obs.dtype, env.single_action_space
+        ((1, 3), dtype('int64'), Discrete(2))
+        >>> player_sum, dealer_card, usable_ace = nativize(obs, env.obs_layout)
+        >>> player_sum.shape
+        (1,)
+    """
+
+    def __init__(
+        self,
+        env: str | gymnasium.Env | Callable[..., gymnasium.Env] | None = None,
+        env_args: tuple = (),
+        env_kwargs: dict[str, Any] | None = None,
+        buf: Buffer | None = None,
+        seed: int | None = None,
+    ):
+        self.env = _make_env(env, tuple(env_args), env_kwargs, type(self).__name__)
+        self.name = env_name(self.env)
+        try:
+            self._obs_layout = observation_layout(self.env.observation_space)
+            self._act_layout = action_layout(self.env.action_space)
+        except EmulationError as error:
+            raise EmulationError(f"{self!r}: {error}") from None
+        self.single_observation_space = row_space(self._obs_layout)
+        self.single_action_space = row_action_space(self._act_layout)
+        self.obs_layout = None if self._obs_layout.single_leaf else self._obs_layout
+        self.action_layout = None if self._act_layout.single_leaf else self._act_layout
+        self.num_agents = 1
+        self.render_mode = getattr(self.env, "render_mode", None)
+        super().__init__(buf)
+        self._seed = seed
+        self._stats = EpisodeStats()
+        self._checks_left = CHECK_STEPS
+        self._obs_views = nativize(self.observations[0], self._obs_layout)
+        self._write_obs = self._obs_writer()
+        self._action = action_converter(self._act_layout, self.actions[0, ...])
+        self._discrete_n = (
+            int(self._act_layout.space.n) if self._act_layout.row_shape == () else None
+        )
+
+    def _obs_writer(self) -> Callable[[Any], None]:
+        views = self._obs_views
+        if isinstance(views, np.ndarray):
+
+            def write(obs: Any) -> None:
+                views[...] = obs
+
+            return write
+        return functools.partial(assign, views)
+
+    def _reset(self, seed: int | None) -> Infos:
+        if seed is None:
+            seed, self._seed = self._seed, None
+        obs, _ = self.env.reset(seed=seed)
+        if self._checks_left:
+            check_observation(self, self.env.observation_space, obs, "reset()")
+        self._write_obs(obs)
+        self.rewards[0] = 0.0
+        self.terminals[0] = False
+        self.truncations[0] = False
+        self.masks[0] = True
+        self._stats = EpisodeStats()
+        return []
+
+    def _step(self) -> Infos:
+        if self._checks_left:
+            self._checks_left -= 1
+            check_action_row(self, self._act_layout, self.actions[0])
+        elif self._discrete_n is not None and not 0 <= self.actions[0] < self._discrete_n:
+            check_action_row(self, self._act_layout, self.actions[0])
+        obs, reward, terminated, truncated, info = self.env.step(self._action())
+        stats = self._stats
+        stats.total += reward
+        stats.length += 1
+        if info:
+            stats.add_info(info)
+        self.rewards[0] = reward
+        self.terminals[0] = terminated
+        self.truncations[0] = truncated
+        if terminated or truncated:
+            obs, _ = self.env.reset()
+            where = "reset()"
+            infos = [stats.finish()]
+        else:
+            where = "step()"
+            infos = []
+        if self._checks_left:
+            check_observation(self, self.env.observation_space, obs, where)
+        self._write_obs(obs)
+        return infos
+
+    def render(self) -> Any:
+        """The wrapped env's `render()` (per its `render_mode`)."""
+        return self.env.render()
+
+    def close(self) -> None:
+        """Close the wrapped env. Idempotent."""
+        if not self.closed:
+            self.env.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env={getattr(self, 'name', '?')!r})"

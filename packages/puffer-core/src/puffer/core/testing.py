@@ -1,0 +1,119 @@
+"""Small deterministic envs over arbitrary spaces, and a catalog of spaces, for tests.
+
+`SpaceEnv` draws its observations from its own observation space (seeded on reset), ends
+episodes after a random length, and remembers the last action it received, so a test can
+compare an emulated env with the raw one observation for observation and action for action.
+Other packages (vectorizers, trainers) may use the catalog to test against every layout case.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+__all__ = ["ACTION_CATALOG", "OBSERVATION_CATALOG", "SpaceEnv"]
+
+
+def _nested_dict() -> spaces.Dict:
+    # Keys deliberately out of alphabetical order: layouts follow the space's own order.
+    return spaces.Dict(
+        OrderedDict(
+            zeta=spaces.Box(-1.0, 1.0, (3,), np.float32),
+            alpha=spaces.Tuple(
+                (
+                    spaces.Discrete(7, start=-3),
+                    spaces.MultiBinary(5),
+                    spaces.Dict(
+                        OrderedDict(
+                            grid=spaces.Box(0, 255, (2, 3), np.uint8),
+                            counts=spaces.MultiDiscrete([[2, 3], [4, 5]]),
+                        )
+                    ),
+                )
+            ),
+            mid=spaces.Box(-5, 5, (), np.float64),
+        )
+    )
+
+
+OBSERVATION_CATALOG: dict[str, spaces.Space] = {
+    "box": spaces.Box(-2.0, 2.0, (4,), np.float32),
+    "image": spaces.Box(0, 255, (8, 8, 3), np.uint8),
+    "discrete": spaces.Discrete(6, start=1),
+    "multidiscrete": spaces.MultiDiscrete([3, 4, 5]),
+    "multibinary": spaces.MultiBinary((2, 3)),
+    "tuple-discrete": spaces.Tuple((spaces.Discrete(4), spaces.Discrete(9))),
+    "dict-mixed-dtypes": spaces.Dict(
+        OrderedDict(
+            pos=spaces.Box(-1.0, 1.0, (2,), np.float32),
+            id=spaces.Discrete(3),
+            flags=spaces.MultiBinary(3),
+        )
+    ),
+    "nested": _nested_dict(),
+}
+
+ACTION_CATALOG: dict[str, spaces.Space] = {
+    "discrete": spaces.Discrete(5),
+    "discrete-start": spaces.Discrete(4, start=-2),
+    "box": spaces.Box(-1.0, 1.0, (2,), np.float32),
+    "box-2d-float64": spaces.Box(-1.0, 1.0, (2, 2), np.float64),
+    "multidiscrete": spaces.MultiDiscrete([3, 2, 4], start=[1, 0, -1]),
+    "multibinary": spaces.MultiBinary(4),
+    "dict-discrete": spaces.Dict(OrderedDict(move=spaces.Discrete(4), fire=spaces.MultiBinary(2))),
+    "dict-mixed": spaces.Dict(
+        OrderedDict(
+            move=spaces.Discrete(4, start=1),
+            aim=spaces.Box(-1.0, 1.0, (2,), np.float32),
+            buttons=spaces.Tuple((spaces.MultiDiscrete([2, 3]), spaces.Discrete(2))),
+        )
+    ),
+}
+
+
+class SpaceEnv(gymnasium.Env):
+    """An env observing random samples of `observation_space`; episodes last 5-40 steps.
+
+    Rewards are drawn from the env's RNG; `last_action` holds the action last received.
+    `bad_obs_at` makes the env return an observation outside its space at that step.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "name": "SpaceEnv"}
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        bad_obs_at: int | None = None,
+    ):
+        # Copies: spaces carry their own RNG, and two envs must not share one.
+        self.observation_space = copy.deepcopy(observation_space)
+        self.action_space = copy.deepcopy(action_space)
+        self.bad_obs_at = bad_obs_at
+        self.last_action: Any = None
+        self._steps = 0
+        self._length = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self.observation_space.seed(seed)
+        self._steps = 0
+        self._length = int(self.np_random.integers(5, 40))
+        return self.observation_space.sample(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.last_action = action
+        self._steps += 1
+        obs = self.observation_space.sample()
+        if self._steps == self.bad_obs_at:
+            obs = "not an observation"
+        reward = float(self.np_random.normal())
+        done = self._steps >= self._length
+        terminated = done and self._length % 2 == 0
+        return obs, reward, terminated, done and not terminated, {"hits": 1, "bonus": 0.5}

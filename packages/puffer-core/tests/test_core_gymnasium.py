@@ -1,0 +1,183 @@
+"""GymnasiumPufferEnv against the raw Gymnasium env: same seeds, same actions, same results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from puffer.core import Buffer, GymnasiumPufferEnv, action_layout, nativize
+from puffer.core.layout import Layout
+from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
+
+
+def map_leaves(space: spaces.Space, value: Any, fn: Callable[[spaces.Space, Any], Any]) -> Any:
+    """Apply `fn(leaf_space, leaf_value)` at every leaf of a nested sample of `space`."""
+    if isinstance(space, spaces.Dict):
+        return {key: map_leaves(sub, value[key], fn) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(
+            map_leaves(sub, item, fn) for sub, item in zip(space.spaces, value, strict=True)
+        )
+    return fn(space, value)
+
+
+def to_row(layout: Layout, action: Any) -> np.ndarray:
+    """A Gymnasium action as a puffer action row (zero-based discrete leaves)."""
+
+    def zero_based(space: spaces.Space, value: Any) -> Any:
+        if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
+            return np.asarray(value) - space.start
+        return value
+
+    row = layout.sample_to_row(map_leaves(layout.space, action, zero_based))
+    return row.reshape(1, *layout.row_shape)
+
+
+def float32_exact(space: spaces.Space, value: Any) -> Any:
+    """`value` with Box leaves rounded through float32, the precision of puffer action rows."""
+
+    def rounded(leaf: spaces.Space, value: Any) -> Any:
+        if isinstance(leaf, spaces.Box):
+            return value.astype(np.float32).astype(leaf.dtype)
+        return value
+
+    return map_leaves(space, value, rounded)
+
+
+def assert_same(native: Any, raw: Any) -> None:
+    """Nested equality of values and dtypes (numpy scalars compare to 0-d views)."""
+    if isinstance(raw, dict):
+        assert list(native) == list(raw)
+        for key in raw:
+            assert_same(native[key], raw[key])
+    elif isinstance(raw, tuple):
+        assert len(native) == len(raw)
+        for item, raw_item in zip(native, raw, strict=True):
+            assert_same(item, raw_item)
+    else:
+        raw = np.asarray(raw)
+        native = np.asarray(native)
+        assert native.dtype == raw.dtype, (native.dtype, raw.dtype)
+        np.testing.assert_array_equal(native.reshape(raw.shape), raw)
+
+
+def native_obs(env: GymnasiumPufferEnv) -> Any:
+    if env.obs_layout is None:
+        return env.observations[0]
+    return nativize(env.observations[0], env.obs_layout)
+
+
+def run_equivalence(make_raw: Callable[[], gymnasium.Env], steps: int = 1000, seed: int = 7):
+    """Step the raw and the emulated env with the same actions; return the episode stats."""
+    raw = make_raw()
+    emulated = GymnasiumPufferEnv(make_raw)
+    layout = action_layout(raw.action_space)
+    raw.action_space.seed(seed)
+    raw_obs, _ = raw.reset(seed=seed)
+    emulated.reset(seed=seed)
+    assert_same(native_obs(emulated), raw_obs)
+    episodes, raw_return, raw_length = [], 0.0, 0
+    for _ in range(steps):
+        action = float32_exact(raw.action_space, raw.action_space.sample())
+        raw_obs, reward, terminated, truncated, _ = raw.step(action)
+        raw_return, raw_length = raw_return + float(reward), raw_length + 1
+        if terminated or truncated:
+            raw_obs, _ = raw.reset()
+            episodes.append((raw_return, raw_length))
+            raw_return, raw_length = 0.0, 0
+        _, rewards, terminals, truncations, infos = emulated.step(to_row(layout, action))
+        assert rewards[0] == np.float32(reward)
+        assert terminals[0] == terminated and truncations[0] == truncated
+        assert_same(native_obs(emulated), raw_obs)
+        if hasattr(emulated.env, "last_action"):
+            assert_same(emulated.env.last_action, action)
+        if terminated or truncated:
+            (stats,) = infos
+            assert stats["episode_return"] == pytest.approx(episodes[-1][0])
+            assert stats["episode_length"] == episodes[-1][1]
+        else:
+            assert infos == []
+    raw.close()
+    emulated.close()
+    return episodes
+
+
+@pytest.mark.parametrize(
+    "env_id", ["CartPole-v1", "MountainCarContinuous-v0", "Blackjack-v1", "Taxi-v4"]
+)
+def test_gymnasium_equivalence(env_id: str) -> None:
+    episodes = run_equivalence(lambda: gymnasium.make(env_id), steps=1000)
+    assert episodes, f"{env_id}: 1,000 random steps should finish at least one episode"
+
+
+@pytest.mark.parametrize("obs_name", list(OBSERVATION_CATALOG))
+def test_observation_catalog_equivalence(obs_name: str) -> None:
+    space = OBSERVATION_CATALOG[obs_name]
+    run_equivalence(lambda: SpaceEnv(space, spaces.Discrete(3)), steps=1000)
+
+
+@pytest.mark.parametrize("action_name", list(ACTION_CATALOG))
+def test_action_catalog_equivalence(action_name: str) -> None:
+    space = ACTION_CATALOG[action_name]
+    run_equivalence(lambda: SpaceEnv(OBSERVATION_CATALOG["nested"], space), steps=1000)
+
+
+def test_row_spaces() -> None:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    assert env.single_observation_space == gymnasium.make("CartPole-v1").observation_space
+    assert env.single_action_space == spaces.Discrete(2)
+    assert env.obs_layout is None and env.action_layout is None
+    mixed = GymnasiumPufferEnv(
+        SpaceEnv, (OBSERVATION_CATALOG["nested"], ACTION_CATALOG["dict-mixed"])
+    )
+    assert mixed.single_observation_space.dtype == np.uint8
+    assert mixed.single_action_space.dtype == np.float32
+    assert mixed.single_action_space.shape == (6,)
+    # Discrete leaves of a float row are zero-based indices: move has 4 choices -> [0, 3].
+    assert mixed.single_action_space.low[0] == 0 and mixed.single_action_space.high[0] == 3
+    discrete = GymnasiumPufferEnv(
+        SpaceEnv, (OBSERVATION_CATALOG["box"], ACTION_CATALOG["dict-discrete"])
+    )
+    assert discrete.single_action_space == spaces.MultiDiscrete([4, 2, 2])
+    assert discrete.actions.dtype == np.int32
+
+
+def test_constructor_forms() -> None:
+    by_id = GymnasiumPufferEnv("CartPole-v1", env_kwargs={"sutton_barto_reward": True})
+    assert by_id.env.unwrapped._sutton_barto_reward
+    by_class = GymnasiumPufferEnv(SpaceEnv, env_args=(spaces.Discrete(2), spaces.Discrete(2)))
+    by_creator = GymnasiumPufferEnv(lambda: SpaceEnv(spaces.Discrete(2), spaces.Discrete(2)))
+    by_instance = GymnasiumPufferEnv(SpaceEnv(spaces.Discrete(2), spaces.Discrete(2)))
+    for env in (by_id, by_class, by_creator, by_instance):
+        obs, infos = env.reset(seed=3)
+        assert obs.shape == (1, *env.single_observation_space.shape) and infos == []
+
+
+def test_binds_to_a_given_buffer_row() -> None:
+    probe = GymnasiumPufferEnv("CartPole-v1")
+    big = Buffer.allocate(3, probe.single_observation_space, probe.single_action_space)
+    env = GymnasiumPufferEnv("CartPole-v1", buf=big.rows(1, 2))
+    env.reset(seed=0)
+    assert np.any(big.observations[1] != 0) and not np.any(big.observations[[0, 2]])
+    big.actions[1] = 1
+    env.step(env.actions)
+    assert big.rewards[1] == 1.0
+
+
+def test_episode_stats_sum_numeric_infos() -> None:
+    env = GymnasiumPufferEnv(SpaceEnv, (spaces.Discrete(2), spaces.Discrete(2)), seed=0)
+    env.reset()
+    finished = []
+    for _ in range(200):
+        finished += env.step(np.zeros(1, np.int32))[4]
+    assert finished
+    for stats in finished:
+        assert set(stats) == {"episode_return", "episode_length", "hits", "bonus"}
+        assert stats["hits"] == stats["episode_length"]
+        assert stats["bonus"] == pytest.approx(0.5 * stats["episode_length"])
+        assert all(type(value) is float for value in stats.values())

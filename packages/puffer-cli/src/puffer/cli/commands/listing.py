@@ -1,0 +1,85 @@
+"""`puffer list` (every registered env) and `puffer config ENV` (its resolved config)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import typer
+from gymnasium import spaces
+from rich.table import Table
+
+from puffer.cli.commands._common import (
+    CONFIG_OPTION,
+    OVERRIDES,
+    OVERRIDES_EPILOG,
+    console,
+    reported_errors,
+    resolve_config,
+)
+from puffer.cli.config import config_names
+from puffer.core import ENTRY_POINT_GROUP, make
+
+__all__ = ["describe_space", "register"]
+
+
+def describe_space(space: spaces.Space) -> str:
+    """A short text for a space: `Box(uint8, (84, 84, 1))`, `Discrete(4)`, ...
+
+    Example:
+        >>> describe_space(spaces.Box(0, 1, (3,), "float32"))
+        'Box(float32, (3,))'
+    """
+    if isinstance(space, spaces.Box):
+        return f"Box({space.dtype}, {space.shape})"
+    if isinstance(space, spaces.Discrete):
+        return f"Discrete({space.n})"
+    if isinstance(space, spaces.MultiDiscrete):
+        return f"MultiDiscrete({space.nvec.tolist()})"
+    return repr(space)
+
+
+def list_envs() -> None:
+    """Print a table of every env registered through the `puffer.envs` entry points.
+
+    Each env is created once with its defaults (one instance) to read its spaces and agent
+    count; an env that fails to build is listed with the error instead.
+    """
+    shipped = set(config_names())
+    table = Table(title="puffer envs (puffer.envs entry points)")
+    for column in ("env", "observation", "action", "agents", "package", "config"):
+        table.add_column(column)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
+        try:
+            env = make(ep.name)
+        except Exception as error:  # a broken plugin must not hide the others
+            row = (f"[red]cannot build: {error}[/red]", "", "")
+        else:
+            row = (
+                describe_space(env.single_observation_space),
+                describe_space(env.single_action_space),
+                str(env.num_agents),
+            )
+            env.close()
+        table.add_row(ep.name, *row, package, "yes" if ep.name in shipped else "default")
+    console.print(table)
+    console.print(
+        "Also: gym-<Gymnasium id> (e.g. gym-CartPole-v1) and pettingzoo-<family>.<module> "
+        "(e.g. pettingzoo-classic.rps_v2), emulated by puffer.core."
+    )
+
+
+def show_config(ctx: typer.Context, env: str, config: Path | None = CONFIG_OPTION) -> None:
+    """Print the resolved config of ENV as TOML (after --config and overrides)."""
+    with reported_errors():
+        resolved = resolve_config(env, config, ctx.args)
+    typer.echo(resolved.to_toml(), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `list` and `config` to `app`."""
+    app.command("list", help="List every registered env: spaces, agents, source package.")(
+        list_envs
+    )
+    app.command("config", context_settings=OVERRIDES, epilog=OVERRIDES_EPILOG)(show_config)

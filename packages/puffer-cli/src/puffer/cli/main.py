@@ -1,0 +1,65 @@
+"""The `puffer` command: a typer app whose subcommands live in `puffer.cli.commands`.
+
+`main()` is the console-script entry point. It sets up process-wide behaviour (signals, warning
+display, pygame's banner) before running the app; importing this module changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import warnings
+
+import typer
+
+from puffer.cli import __version__
+from puffer.cli.commands import listing
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="puffer",
+    help=(
+        "puffer: fast reinforcement learning. Train, evaluate, sweep and benchmark envs from "
+        "typed TOML configs; override any key as [bold]--section.key value[/bold] "
+        "(e.g. --train.learning-rate 3e-4)."
+    ),
+    rich_markup_mode="rich",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"puffer {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """puffer: fast reinforcement learning."""
+
+
+for module in (listing,):
+    module.register(app)
+
+
+def main() -> None:
+    """Entry point of the `puffer` console script."""
+    # `puffer list | head` should end quietly rather than with a BrokenPipeError traceback.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Ctrl-C is how users stop training; the trainer checkpoints on KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Third-party deprecation chatter is not for CLI users; `python -W` still takes precedence.
+    if not sys.warnoptions:
+        warnings.simplefilter("ignore", DeprecationWarning)
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    app()

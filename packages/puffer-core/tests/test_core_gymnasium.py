@@ -11,59 +11,14 @@ import pytest
 from gymnasium import spaces
 
 from puffer.core import Buffer, GymnasiumPufferEnv, action_layout, nativize
-from puffer.core.layout import Layout
-from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
-
-
-def map_leaves(space: spaces.Space, value: Any, fn: Callable[[spaces.Space, Any], Any]) -> Any:
-    """Apply `fn(leaf_space, leaf_value)` at every leaf of a nested sample of `space`."""
-    if isinstance(space, spaces.Dict):
-        return {key: map_leaves(sub, value[key], fn) for key, sub in space.spaces.items()}
-    if isinstance(space, spaces.Tuple):
-        return tuple(
-            map_leaves(sub, item, fn) for sub, item in zip(space.spaces, value, strict=True)
-        )
-    return fn(space, value)
-
-
-def to_row(layout: Layout, action: Any) -> np.ndarray:
-    """A Gymnasium action as a puffer action row (zero-based discrete leaves)."""
-
-    def zero_based(space: spaces.Space, value: Any) -> Any:
-        if isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
-            return np.asarray(value) - space.start
-        return value
-
-    row = layout.sample_to_row(map_leaves(layout.space, action, zero_based))
-    return row.reshape(1, *layout.row_shape)
-
-
-def float32_exact(space: spaces.Space, value: Any) -> Any:
-    """`value` with Box leaves rounded through float32, the precision of puffer action rows."""
-
-    def rounded(leaf: spaces.Space, value: Any) -> Any:
-        if isinstance(leaf, spaces.Box):
-            return value.astype(np.float32).astype(leaf.dtype)
-        return value
-
-    return map_leaves(space, value, rounded)
-
-
-def assert_same(native: Any, raw: Any) -> None:
-    """Nested equality of values and dtypes (numpy scalars compare to 0-d views)."""
-    if isinstance(raw, dict):
-        assert list(native) == list(raw)
-        for key in raw:
-            assert_same(native[key], raw[key])
-    elif isinstance(raw, tuple):
-        assert len(native) == len(raw)
-        for item, raw_item in zip(native, raw, strict=True):
-            assert_same(item, raw_item)
-    else:
-        raw = np.asarray(raw)
-        native = np.asarray(native)
-        assert native.dtype == raw.dtype, (native.dtype, raw.dtype)
-        np.testing.assert_array_equal(native.reshape(raw.shape), raw)
+from puffer.core.testing import (
+    ACTION_CATALOG,
+    OBSERVATION_CATALOG,
+    SpaceEnv,
+    action_to_row,
+    assert_same_tree,
+    float32_exact,
+)
 
 
 def native_obs(env: GymnasiumPufferEnv) -> Any:
@@ -80,7 +35,7 @@ def run_equivalence(make_raw: Callable[[], gymnasium.Env], steps: int = 1000, se
     raw.action_space.seed(seed)
     raw_obs, _ = raw.reset(seed=seed)
     emulated.reset(seed=seed)
-    assert_same(native_obs(emulated), raw_obs)
+    assert_same_tree(native_obs(emulated), raw_obs)
     episodes, raw_return, raw_length = [], 0.0, 0
     for _ in range(steps):
         action = float32_exact(raw.action_space, raw.action_space.sample())
@@ -90,12 +45,14 @@ def run_equivalence(make_raw: Callable[[], gymnasium.Env], steps: int = 1000, se
             raw_obs, _ = raw.reset()
             episodes.append((raw_return, raw_length))
             raw_return, raw_length = 0.0, 0
-        _, rewards, terminals, truncations, infos = emulated.step(to_row(layout, action))
+        _, rewards, terminals, truncations, infos = emulated.step(
+            action_to_row(layout, action)[None]
+        )
         assert rewards[0] == np.float32(reward)
         assert terminals[0] == terminated and truncations[0] == truncated
-        assert_same(native_obs(emulated), raw_obs)
+        assert_same_tree(native_obs(emulated), raw_obs)
         if hasattr(emulated.env, "last_action"):
-            assert_same(emulated.env.last_action, action)
+            assert_same_tree(emulated.env.last_action, action)
         if terminated or truncated:
             (stats,) = infos
             assert stats["episode_return"] == pytest.approx(episodes[-1][0])

@@ -13,6 +13,7 @@ from puffer.core.errors import (
     WorkerError,
 )
 from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
+from puffer.core.pettingzoo import PettingZooPufferEnv
 from puffer.core.registry import ENTRY_POINT_GROUP, env_creator, make, registered_envs
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ __all__ = [
     "GymnasiumPufferEnv",
     "Layout",
     "Leaf",
+    "PettingZooPufferEnv",
     "PufferEnv",
     "PufferError",
     "WorkerError",

@@ -21,7 +21,19 @@ from puffer.core.env import Infos, PufferEnv
 from puffer.core.errors import APIUsageError, EmulationError
 from puffer.core.layout import Layout, Leaf, action_layout, assign, nativize, observation_layout
 
-__all__ = ["CHECK_STEPS", "EpisodeStats", "GymnasiumPufferEnv", "row_action_space", "row_space"]
+__all__ = [
+    "CHECK_STEPS",
+    "EmulatedEnv",
+    "EpisodeStats",
+    "GymnasiumPufferEnv",
+    "action_converter",
+    "check_action_row",
+    "check_observation",
+    "env_name",
+    "obs_writer",
+    "row_action_space",
+    "row_space",
+]
 
 # Observations are checked against their declared space on this many steps after each
 # construction (resets included); afterwards the step path does no validation work.
@@ -256,7 +268,39 @@ def env_name(env: Any) -> str:
     return metadata.get("name") or type(unwrapped).__name__
 
 
-class GymnasiumPufferEnv(PufferEnv):
+def obs_writer(row: np.ndarray, layout: Layout) -> Callable[[Any], None]:
+    """A function copying one observation of `layout.space` into `row` (views cached once)."""
+    views = nativize(row, layout)
+    if isinstance(views, np.ndarray):
+
+        def write(obs: Any) -> None:
+            views[...] = obs
+
+        return write
+    return functools.partial(assign, views)
+
+
+class EmulatedEnv(PufferEnv):
+    """What the Gymnasium and PettingZoo emulations share: a wrapped `env` and its `name`."""
+
+    env: Any
+    name: str
+
+    def render(self) -> Any:
+        """The wrapped env's `render()` (per its `render_mode`)."""
+        return self.env.render()
+
+    def close(self) -> None:
+        """Close the wrapped env. Idempotent."""
+        if not self.closed:
+            self.env.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env={getattr(self, 'name', '?')!r})"
+
+
+class GymnasiumPufferEnv(EmulatedEnv):
     """A single-agent Gymnasium env as a one-row `PufferEnv`, with auto-reset.
 
     Args:
@@ -319,22 +363,11 @@ class GymnasiumPufferEnv(PufferEnv):
         self._seed = seed
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
-        self._obs_views = nativize(self.observations[0], self._obs_layout)
-        self._write_obs = self._obs_writer()
+        self._write_obs = obs_writer(self.observations[0], self._obs_layout)
         self._action = action_converter(self._act_layout, self.actions[0, ...])
         self._discrete_n = (
             int(self._act_layout.space.n) if self._act_layout.row_shape == () else None
         )
-
-    def _obs_writer(self) -> Callable[[Any], None]:
-        views = self._obs_views
-        if isinstance(views, np.ndarray):
-
-            def write(obs: Any) -> None:
-                views[...] = obs
-
-            return write
-        return functools.partial(assign, views)
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -376,16 +409,3 @@ class GymnasiumPufferEnv(PufferEnv):
             check_observation(self, self.env.observation_space, obs, where)
         self._write_obs(obs)
         return infos
-
-    def render(self) -> Any:
-        """The wrapped env's `render()` (per its `render_mode`)."""
-        return self.env.render()
-
-    def close(self) -> None:
-        """Close the wrapped env. Idempotent."""
-        if not self.closed:
-            self.env.close()
-        super().close()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(env={getattr(self, 'name', '?')!r})"

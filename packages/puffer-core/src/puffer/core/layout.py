@@ -28,7 +28,15 @@ from gymnasium import spaces
 
 from puffer.core.errors import EmulationError
 
-__all__ = ["Layout", "Leaf", "action_layout", "assign", "nativize", "observation_layout"]
+__all__ = [
+    "Layout",
+    "Leaf",
+    "action_layout",
+    "assign",
+    "nativize",
+    "observation_layout",
+    "padded_layouts",
+]
 
 Path = tuple[str | int, ...]
 
@@ -152,10 +160,12 @@ def _path_name(path: Path) -> str:
 
 
 def _field_name(path: Path) -> str:
-    return "/".join(str(key) for key in path) or "value"
+    # repr keeps names unique even when keys contain the separator.
+    return "/".join(repr(key) for key in path) or "value"
 
 
-def _build(space: spaces.Space, action: bool) -> Layout:
+def _build(space: spaces.Space, action: bool, row_dtype: np.dtype | None = None) -> Layout:
+    """The layout of `space`; a given `row_dtype` forces that row dtype and a 1-D row."""
     unplaced = _collect(_tree(space, (), action))
     for leaf in unplaced:
         if leaf.size == 0:
@@ -164,7 +174,7 @@ def _build(space: spaces.Space, action: bool) -> Layout:
                 "and cannot be emulated; drop it from the space"
             )
     dtypes = {leaf.dtype for leaf in unplaced}
-    if action and np.dtype(np.float32) in dtypes:
+    if action and (np.dtype(np.float32) in dtypes or row_dtype == np.float32):
         # Mixed discrete + continuous actions share one float32 row (DESIGN §3).
         unplaced = [
             Leaf(leaf.path, leaf.space, np.dtype(np.float32), leaf.shape) for leaf in unplaced
@@ -186,9 +196,15 @@ def _build(space: spaces.Space, action: bool) -> Layout:
     )
     tree = _map_tree(_tree(space, (), action), lambda leaf: next(placed))
     leaves = _collect(tree)
-    row_dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.uint8)
+    if row_dtype is None:
+        row_dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.uint8)
+        forced = False
+    else:
+        row_dtype, forced = np.dtype(row_dtype), True
     width = struct.itemsize // row_dtype.itemsize
-    if isinstance(tree, Leaf) and not action and isinstance(space, spaces.Box):
+    if forced:
+        row_shape = (width,)
+    elif isinstance(tree, Leaf) and not action and isinstance(space, spaces.Box):
         row_shape = tree.shape  # a lone Box observation keeps its shape (images stay images)
     elif isinstance(tree, Leaf) and action and isinstance(space, spaces.Discrete):
         row_shape = ()
@@ -229,6 +245,38 @@ def action_layout(space: spaces.Space) -> Layout:
     return _build(space, action=True)
 
 
+def padded_layouts(space_list: list[spaces.Space], action: bool) -> tuple[list[Layout], int]:
+    """Layouts of several spaces sharing one row dtype, and the common (padded) row width.
+
+    Used for agents with different spaces: every agent's layout addresses a prefix of a row
+    `width` elements wide, so one buffer holds them all and `nativize(row, layouts[i])` reads
+    agent i's row. Observation rows share the leaves' dtype when all agents have one, else
+    bytes; action rows are int32 when every leaf is discrete, else float32. Lone Discrete
+    actions keep scalar rows (the common space is then Discrete(max n)).
+
+    Example:
+        >>> layouts, width = padded_layouts(
+        ...     [spaces.Box(0, 1, (3,)), spaces.Dict(a=spaces.Discrete(2))], action=False
+        ... )
+        >>> [layout.row_shape for layout in layouts], width, layouts[0].row_dtype
+        ([(12,), (8,)], 16, dtype('uint8'))
+    """
+    layouts = [_build(space, action) for space in space_list]
+    if action and all(isinstance(space, spaces.Discrete) for space in space_list):
+        return layouts, 0
+    dtypes = {layout.row_dtype for layout in layouts}
+    if action:
+        row_dtype = np.dtype(np.float32 if np.dtype(np.float32) in dtypes else np.int32)
+    else:
+        row_dtype = dtypes.pop() if len(dtypes) == 1 else np.dtype(np.uint8)
+    layouts = [_build(space, action, row_dtype) for space in space_list]
+    # Round the row up to the strictest leaf alignment so every row of a buffer stays aligned.
+    align = max(layout.dtype.alignment for layout in layouts)
+    nbytes = max(layout.dtype.itemsize for layout in layouts)
+    nbytes = -(-nbytes // align) * align
+    return layouts, nbytes // row_dtype.itemsize
+
+
 # Nativize: nested zero-copy views of flat rows -------------------------------------------
 
 
@@ -237,7 +285,8 @@ def nativize(flat: Any, layout: Layout) -> Any:
 
     Args:
         flat: numpy array or torch tensor of shape (*batch, *layout.row_shape) and dtype
-            `layout.row_dtype`, contiguous in its last axis (rows of a buffer qualify).
+            `layout.row_dtype`, contiguous in its last axis (rows of a buffer qualify). A 1-D
+            row may be wider than the layout (padded agent rows); the extra is ignored.
         layout: the layout the rows were written with.
 
     Returns:
@@ -253,7 +302,12 @@ def nativize(flat: Any, layout: Layout) -> Any:
         >>> discrete.shape, discrete.dtype, box.shape, box.dtype
         ((4,), dtype('int64'), (4, 2), dtype('float32'))
     """
-    if layout.single_leaf and layout.row_shape == layout.tree.shape:
+    row_shape = layout.row_shape
+    if (
+        layout.single_leaf
+        and row_shape == layout.tree.shape
+        and tuple(flat.shape[len(flat.shape) - len(row_shape) :]) == row_shape
+    ):
         return flat
     batch = tuple(flat.shape[: len(flat.shape) - len(layout.row_shape)])
     if isinstance(flat, np.ndarray):

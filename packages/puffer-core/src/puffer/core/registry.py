@@ -5,13 +5,15 @@ Names come from three places:
   `[project.entry-points."puffer.envs"] breakout = "puffer.ocean:Breakout"`, a callable
   that takes `buf=None` and keyword config and returns a `PufferEnv`;
 - `gym-<id>` for any id in Gymnasium's registry (emulated with `GymnasiumPufferEnv`);
-- `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`), emulated with
-  `PettingZooPufferEnv` through the module's `parallel_env`.
+- `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`) or a PettingZoo registry
+  id (`pettingzoo-classic/rps-v2`), emulated with `PettingZooPufferEnv` (parallel API where the
+  env has one, else its AEC env through PettingZoo's converter).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
@@ -35,7 +37,12 @@ def registered_envs() -> dict[str, str]:
 def _known_names() -> list[str]:
     import gymnasium
 
-    return [*registered_envs(), *(GYM_PREFIX + env_id for env_id in gymnasium.registry)]
+    parallel_ids, aec_ids = _pettingzoo_ids()
+    return [
+        *registered_envs(),
+        *(GYM_PREFIX + env_id for env_id in gymnasium.registry),
+        *(PETTINGZOO_PREFIX + env_id for env_id in {**aec_ids, **parallel_ids}),
+    ]
 
 
 def env_creator(name: str) -> Callable[..., PufferEnv]:
@@ -59,16 +66,12 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
 
             return make_gym
     if name.startswith(PETTINGZOO_PREFIX):
-        module_name = "pettingzoo." + name[len(PETTINGZOO_PREFIX) :]
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            module = None
-        if module is not None and hasattr(module, "parallel_env"):
-            from puffer.core.emulation import PettingZooPufferEnv
+        creator = _pettingzoo_creator(name[len(PETTINGZOO_PREFIX) :])
+        if creator is not None:
+            from puffer.core.pettingzoo import PettingZooPufferEnv
 
             def make_pettingzoo(buf=None, **kwargs: Any) -> PufferEnv:
-                return PettingZooPufferEnv(module.parallel_env, env_kwargs=kwargs, buf=buf)
+                return PettingZooPufferEnv(creator, env_kwargs=kwargs, buf=buf)
 
             return make_pettingzoo
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
@@ -77,6 +80,34 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
         f"no env named {name!r}{hint} Registered: `puffer list`, or "
         f"gym-<Gymnasium id> / pettingzoo-<family>.<module>"
     )
+
+
+def _pettingzoo_ids() -> tuple[dict, dict]:
+    try:
+        import pettingzoo
+    except ImportError:
+        return {}, {}
+    return getattr(pettingzoo, "parallel_registry", {}), getattr(pettingzoo, "aec_registry", {})
+
+
+def _pettingzoo_creator(suffix: str) -> Callable[..., Any] | None:
+    """A creator for `classic.rps_v2` (module style) or `classic/rps-v2` (registry id)."""
+    family, _, module = suffix.partition(".")
+    base, _, version = module.rpartition("_v")
+    candidates = [suffix, f"{family}/{base}-v{version}"] if base else [suffix]
+    parallel_ids, aec_ids = _pettingzoo_ids()
+    for env_id in candidates:
+        # Prefer PettingZoo's registry: importing env modules directly is deprecated there.
+        for env_type, ids in (("parallel", parallel_ids), ("aec", aec_ids)):
+            if env_id in ids:
+                import pettingzoo
+
+                return functools.partial(pettingzoo.make, env_type, env_id)
+    try:
+        module_object = importlib.import_module(f"pettingzoo.{suffix}")
+    except ImportError:
+        return None
+    return getattr(module_object, "parallel_env", None) or getattr(module_object, "env", None)
 
 
 def make(name: str, buf=None, **kwargs: Any) -> PufferEnv:

@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["ACTION_CATALOG", "OBSERVATION_CATALOG", "SpaceEnv"]
+from puffer.core.layout import Layout
+
+__all__ = [
+    "ACTION_CATALOG",
+    "OBSERVATION_CATALOG",
+    "SpaceEnv",
+    "action_to_row",
+    "assert_same_tree",
+    "float32_exact",
+    "map_leaves",
+]
 
 
 def _nested_dict() -> spaces.Dict:
@@ -117,3 +128,55 @@ class SpaceEnv(gymnasium.Env):
         done = self._steps >= self._length
         terminated = done and self._length % 2 == 0
         return obs, reward, terminated, done and not terminated, {"hits": 1, "bonus": 0.5}
+
+
+# Helpers to compare emulated envs with raw ones --------------------------------------------
+
+
+def map_leaves(space: spaces.Space, value: Any, fn: Callable[[spaces.Space, Any], Any]) -> Any:
+    """Apply `fn(leaf_space, leaf_value)` at every leaf of a nested sample of `space`."""
+    if isinstance(space, spaces.Dict):
+        return {key: map_leaves(sub, value[key], fn) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(
+            map_leaves(sub, item, fn) for sub, item in zip(space.spaces, value, strict=True)
+        )
+    return fn(space, value)
+
+
+def float32_exact(space: spaces.Space, action: Any) -> Any:
+    """`action` with Box leaves rounded through float32, the precision of puffer action rows."""
+
+    def rounded(leaf: spaces.Space, value: Any) -> Any:
+        if isinstance(leaf, spaces.Box):
+            return value.astype(np.float32).astype(leaf.dtype)
+        return value
+
+    return map_leaves(space, action, rounded)
+
+
+def action_to_row(layout: Layout, action: Any) -> np.ndarray:
+    """A Gymnasium action as one puffer action row (zero-based discrete leaves)."""
+
+    def zero_based(leaf: spaces.Space, value: Any) -> Any:
+        if isinstance(leaf, spaces.Discrete | spaces.MultiDiscrete):
+            return np.asarray(value) - leaf.start
+        return value
+
+    return layout.sample_to_row(map_leaves(layout.space, action, zero_based))
+
+
+def assert_same_tree(native: Any, raw: Any) -> None:
+    """Assert nested equality of values, dtypes and Dict key order (0-d views match scalars)."""
+    if isinstance(raw, dict):
+        assert list(native) == list(raw), (list(native), list(raw))
+        for key in raw:
+            assert_same_tree(native[key], raw[key])
+    elif isinstance(raw, tuple):
+        assert len(native) == len(raw)
+        for item, raw_item in zip(native, raw, strict=True):
+            assert_same_tree(item, raw_item)
+    else:
+        raw, native = np.asarray(raw), np.asarray(native)
+        assert native.dtype == raw.dtype, (native.dtype, raw.dtype)
+        np.testing.assert_array_equal(native.reshape(raw.shape), raw)

@@ -1,0 +1,262 @@
+"""PettingZoo emulation: a parallel (or parallelizable AEC) env as a multi-row `PufferEnv`.
+
+Row i belongs to `possible_agents[i]` for the env's whole life. An agent absent from a step
+(not spawned yet, or already done) gets a zero observation, reward 0, mask False and no
+terminal flag. Agents with different spaces share one padded row (`padded_layouts`); each
+agent's own layout is kept in `agent_obs_layouts` / `agent_action_layouts`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from puffer.core.buffer import Buffer
+from puffer.core.emulation import (
+    CHECK_STEPS,
+    EmulatedEnv,
+    EpisodeStats,
+    action_converter,
+    check_action_row,
+    check_observation,
+    env_name,
+    obs_writer,
+    row_action_space,
+    row_space,
+)
+from puffer.core.env import Infos
+from puffer.core.errors import APIUsageError, EmulationError
+from puffer.core.layout import (
+    Layout,
+    action_layout,
+    observation_layout,
+    padded_layouts,
+)
+
+__all__ = ["PettingZooPufferEnv"]
+
+
+def _make_parallel(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) -> Any:
+    """Instantiate `env` if needed and convert an AEC env with PettingZoo's own converter."""
+    from pettingzoo import AECEnv, ParallelEnv  # optional dependency (extra `pettingzoo`)
+    from pettingzoo.utils.conversions import aec_to_parallel
+
+    if env is None:
+        raise APIUsageError(f"{owner}: no env given; pass a PettingZoo env, class or creator")
+    if isinstance(env, AECEnv | ParallelEnv):
+        if env_args or env_kwargs:
+            raise APIUsageError(
+                f"{owner}: env_args/env_kwargs given with an env instance {env!r}; pass the "
+                "class or a creator function instead to have them applied"
+            )
+    else:
+        env = env(*env_args, **(env_kwargs or {}))
+    if isinstance(env, AECEnv):
+        if not env.metadata.get("is_parallelizable", False):
+            raise EmulationError(
+                f"{owner}: AEC env {env_name(env)!r} is not parallelizable (its metadata has "
+                "is_parallelizable=False), so it cannot be emulated; use an env with a "
+                "parallel API or a parallelizable AEC env"
+            )
+        env = aec_to_parallel(env)
+    if not hasattr(env, "possible_agents"):
+        raise EmulationError(
+            f"{owner}: {env!r} is not a PettingZoo env (no possible_agents); pass a "
+            "ParallelEnv or AECEnv, its class, or a function returning one"
+        )
+    return env
+
+
+def _padded_observation_space(layouts: list[Layout], width: int) -> spaces.Box:
+    dtype = layouts[0].row_dtype
+    if dtype == np.uint8 and any(leaf.dtype != dtype for lay in layouts for leaf in lay.leaves):
+        return spaces.Box(0, 255, (width,), dtype)
+    low, high = np.zeros(width, dtype), np.zeros(width, dtype)
+    for layout in layouts:
+        box = row_space(layout)
+        n = box.shape[0]
+        low[:n], high[:n] = np.minimum(low[:n], box.low), np.maximum(high[:n], box.high)
+    return spaces.Box(low, high, (width,), dtype)
+
+
+def _padded_action_space(layouts: list[Layout], width: int) -> spaces.Space:
+    own = [row_action_space(layout) for layout in layouts]
+    if not width:  # every agent has a lone Discrete action
+        return spaces.Discrete(max(int(space.n) for space in own))
+    if all(isinstance(space, spaces.MultiDiscrete) for space in own):
+        # Padding entries have one choice (0), so any sample is valid for every agent there.
+        nvec = np.ones(width, np.int64)
+        for space in own:
+            nvec[: len(space.nvec)] = np.maximum(nvec[: len(space.nvec)], space.nvec)
+        return spaces.MultiDiscrete(nvec)
+    low, high = np.zeros(width, np.float32), np.zeros(width, np.float32)
+    for space in own:
+        n = space.shape[0]
+        low[:n], high[:n] = np.minimum(low[:n], space.low), np.maximum(high[:n], space.high)
+    return spaces.Box(low, high, (width,), np.float32)
+
+
+def _agent_layouts(
+    space_list: list[spaces.Space], action: bool
+) -> tuple[list[Layout], spaces.Space, Layout | None]:
+    """Per-agent layouts, the row space, and the shared layout (None for lone leaves or mixes)."""
+    if all(space == space_list[0] for space in space_list):
+        layout = (action_layout if action else observation_layout)(space_list[0])
+        row = (row_action_space if action else row_space)(layout)
+        return [layout] * len(space_list), row, None if layout.single_leaf else layout
+    layouts, width = padded_layouts(space_list, action)
+    row = (_padded_action_space if action else _padded_observation_space)(layouts, width)
+    return layouts, row, None
+
+
+class PettingZooPufferEnv(EmulatedEnv):
+    """A PettingZoo env as a `PufferEnv` with one row per possible agent, with auto-reset.
+
+    Args:
+        env: a PettingZoo `ParallelEnv` or parallelizable `AECEnv`, its class, or a creator
+            function (such as a module's `parallel_env`). AEC envs are converted with
+            `pettingzoo.utils.conversions.aec_to_parallel`.
+        env_args: positional arguments for the class / creator.
+        env_kwargs: keyword arguments for the class / creator.
+        buf: a `Buffer` of `len(possible_agents)` rows to write into (allocated when None).
+        seed: seed for the first `reset()` called without one.
+
+    Attributes:
+        env: the wrapped parallel env.
+        possible_agents: agent ids, in row order.
+        obs_layout / action_layout: the shared `Layout` when every agent has the same
+            structured space, else None (lone leaves, or agents with different spaces).
+        agent_obs_layouts / agent_action_layouts: each agent's own `Layout`; with different
+            spaces `nativize(env.observations[i], env.agent_obs_layouts[agent])` reads row i.
+
+    Rows are padded to `len(possible_agents)`: absent agents get zero observations, reward 0,
+    mask False and are not reported terminal. An agent that finishes reports its final reward
+    and flag with mask True. Auto-reset happens once every agent is done; the rows then hold
+    the first observations of the next episode. Infos hold one `{episode_return,
+    episode_length, <summed numeric infos>}` dict per agent whose episode ended.
+
+    Raises:
+        EmulationError: a space cannot be emulated, the AEC env is not parallelizable, or an
+            observation is outside its agent's space during the first `CHECK_STEPS` steps.
+        APIUsageError: bad arguments or actions, step before reset.
+
+    Example:
+        >>> import pettingzoo
+        >>> env = PettingZooPufferEnv(pettingzoo.make("parallel", "classic/rps-v2"), seed=0)
+        >>> obs, infos = env.reset()
+        >>> obs.shape, obs.dtype, env.single_action_space
+        ((2, 1), dtype('int64'), Discrete(3))
+        >>> _, rewards, terminals, truncations, infos = env.step(np.array([0, 1], np.int32))
+        >>> rewards
+        array([-1.,  1.], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        env: Any = None,
+        env_args: tuple = (),
+        env_kwargs: dict[str, Any] | None = None,
+        buf: Buffer | None = None,
+        seed: int | None = None,
+    ):
+        self.env = _make_parallel(env, tuple(env_args), env_kwargs, type(self).__name__)
+        self.name = env_name(self.env)
+        self.possible_agents = list(self.env.possible_agents)
+        self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
+        self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
+        try:
+            obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
+                self._obs_spaces, action=False
+            )
+            act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
+                self._act_spaces, action=True
+            )
+        except EmulationError as error:
+            raise EmulationError(f"{self!r}: {error}") from None
+        self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
+        self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
+        # Agents with different action spaces share a padded space, so a sampled action can
+        # be valid for one agent and not another: check them against their own space always.
+        self._check_every_step = any(space != self._act_spaces[0] for space in self._act_spaces)
+        self.num_agents = len(self.possible_agents)
+        self.render_mode = getattr(self.env, "render_mode", None)
+        super().__init__(buf)
+        self._seed = seed
+        self._checks_left = CHECK_STEPS
+        self._writers = [
+            obs_writer(self.observations[i], layout) for i, layout in enumerate(obs_layouts)
+        ]
+        self._converters = [
+            action_converter(layout, self.actions[i, ...]) for i, layout in enumerate(act_layouts)
+        ]
+        self._act_layouts = act_layouts
+        self._stats = [EpisodeStats() for _ in self.possible_agents]
+
+    def _write_observations(self, observations: dict[str, Any], where: str) -> None:
+        for i, agent in enumerate(self.possible_agents):
+            if agent in observations:
+                obs = observations[agent]
+                if self._checks_left:
+                    check_observation(f"{self!r} agent {agent!r}", self._obs_spaces[i], obs, where)
+                self._writers[i](obs)
+            else:
+                self.observations[i] = 0
+
+    def _reset(self, seed: int | None) -> Infos:
+        if seed is None:
+            seed, self._seed = self._seed, None
+        observations, _ = self.env.reset(seed=seed)
+        self._write_observations(observations, "reset()")
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        self.masks[:] = [agent in observations for agent in self.possible_agents]
+        self._stats = [EpisodeStats() for _ in self.possible_agents]
+        return []
+
+    def _step(self) -> Infos:
+        live = set(self.env.agents)
+        check = self._checks_left or self._check_every_step
+        if self._checks_left:
+            self._checks_left -= 1
+        actions = {}
+        for i, agent in enumerate(self.possible_agents):
+            if agent in live:
+                if check:
+                    owner = f"{self!r} agent {agent!r}"
+                    check_action_row(owner, self._act_layouts[i], self.actions[i, ...])
+                actions[agent] = self._converters[i]()
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        finished = []
+        for i, agent in enumerate(self.possible_agents):
+            reported = agent in rewards
+            self.masks[i] = reported or agent in observations
+            if not reported:
+                self.rewards[i] = 0.0
+                self.terminals[i] = False
+                self.truncations[i] = False
+                continue
+            reward = rewards[agent]
+            terminated = bool(terminations.get(agent, False))
+            truncated = bool(truncations.get(agent, False))
+            self.rewards[i] = reward
+            self.terminals[i] = terminated
+            self.truncations[i] = truncated
+            stats = self._stats[i]
+            stats.total += reward
+            stats.length += 1
+            info = infos.get(agent)
+            if info:
+                stats.add_info(info)
+            if terminated or truncated:
+                finished.append(stats.finish())
+        if not self.env.agents:
+            observations, _ = self.env.reset()
+            for i, agent in enumerate(self.possible_agents):
+                self.masks[i] |= agent in observations
+            self._write_observations(observations, "reset()")
+        else:
+            self._write_observations(observations, "step()")
+        return finished

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -59,8 +60,8 @@ def _leaf_bounds(leaf: Leaf, zero_based: bool) -> tuple[np.ndarray, np.ndarray]:
 
 def row_space(layout: Layout) -> spaces.Box:
     """The Box of one observation row: per-element bounds for uniform rows, 0-255 for bytes."""
-    if layout.single_leaf and isinstance(layout.space, spaces.Box):
-        return layout.space
+    if isinstance(layout.space, spaces.Box) and layout.row_shape == layout.space.shape:
+        return layout.space  # a lone Box row is the Box itself
     if layout.row_dtype == np.uint8 and any(leaf.dtype != np.uint8 for leaf in layout.leaves):
         return spaces.Box(0, 255, layout.row_shape, np.uint8)
     low = np.zeros(layout.row_shape, layout.row_dtype)
@@ -222,7 +223,10 @@ class EpisodeStats:
 def check_observation(owner: object, space: spaces.Space, obs: Any, where: str) -> None:
     """Raise `EmulationError` if `obs` is outside `space` (the env broke its own contract)."""
     try:
-        ok = space.contains(obs)
+        with warnings.catch_warnings():
+            # Box.contains warns when it casts a non-array; the error below says more.
+            warnings.simplefilter("ignore")
+            ok = space.contains(obs)
     except (TypeError, ValueError, AttributeError, IndexError, KeyError):
         ok = False
     if not ok:
@@ -363,7 +367,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._seed = seed
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
-        self._write_obs = obs_writer(self.observations[0], self._obs_layout)
+        self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
         self._action = action_converter(self._act_layout, self.actions[0, ...])
         self._discrete_n = (
             int(self._act_layout.space.n) if self._act_layout.row_shape == () else None

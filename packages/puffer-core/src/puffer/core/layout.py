@@ -78,8 +78,8 @@ class Layout:
         tree: nested dict / tuple mirroring `space`, with `Leaf` objects at the bottom.
         dtype: the aligned numpy structured dtype of one row (fields named by leaf path).
         row_dtype: dtype of the flat row: the shared leaf dtype, or uint8 for mixed dtypes.
-        row_shape: shape of one row: the leaf's own shape for a lone Box observation,
-            () for a lone Discrete action, else (width,).
+        row_shape: shape of one row: the leaf's own shape for a lone Box observation of one
+            or more dimensions, () for a lone Discrete action, else (width,).
     """
 
     space: spaces.Space
@@ -204,7 +204,7 @@ def _build(space: spaces.Space, action: bool, row_dtype: np.dtype | None = None)
     width = struct.itemsize // row_dtype.itemsize
     if forced:
         row_shape = (width,)
-    elif isinstance(tree, Leaf) and not action and isinstance(space, spaces.Box):
+    elif isinstance(tree, Leaf) and not action and isinstance(space, spaces.Box) and space.shape:
         row_shape = tree.shape  # a lone Box observation keeps its shape (images stay images)
     elif isinstance(tree, Leaf) and action and isinstance(space, spaces.Discrete):
         row_shape = ()

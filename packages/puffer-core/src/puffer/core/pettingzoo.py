@@ -186,7 +186,7 @@ class PettingZooPufferEnv(EmulatedEnv):
         self._seed = seed
         self._checks_left = CHECK_STEPS
         self._writers = [
-            obs_writer(self.observations[i], layout) for i, layout in enumerate(obs_layouts)
+            obs_writer(self.observations[i, ...], layout) for i, layout in enumerate(obs_layouts)
         ]
         self._converters = [
             action_converter(layout, self.actions[i, ...]) for i, layout in enumerate(act_layouts)

@@ -1,0 +1,122 @@
+"""One test per bad input of DESIGN.md §3: each error names the env, the space and the value."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pettingzoo
+import pytest
+from gymnasium import spaces
+
+from puffer.core import APIUsageError, EmulationError, GymnasiumPufferEnv, PettingZooPufferEnv
+from puffer.core.emulation import CHECK_STEPS
+from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
+
+
+@pytest.fixture
+def cartpole() -> GymnasiumPufferEnv:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    env.reset(seed=0)
+    return env
+
+
+def test_wrong_action_shape(cartpole: GymnasiumPufferEnv) -> None:
+    with pytest.raises(
+        APIUsageError,
+        match=r"CartPole-v1.*actions have shape \(2,\), expected \(1,\).*Discrete\(2\)",
+    ):
+        cartpole.step(np.zeros(2, np.int32))
+
+
+def test_wrong_action_dtype(cartpole: GymnasiumPufferEnv) -> None:
+    with pytest.raises(
+        APIUsageError, match=r"CartPole-v1.*dtype float32, expected integers for Discrete\(2\)"
+    ):
+        cartpole.step(np.zeros(1, np.float32))
+
+
+def test_out_of_range_discrete_action(cartpole: GymnasiumPufferEnv) -> None:
+    with pytest.raises(APIUsageError, match=r"CartPole-v1.*action 2 .*outside Discrete\(2\)"):
+        cartpole.step(np.array([2], np.int32))
+
+
+def test_out_of_range_discrete_action_is_caught_after_the_checked_steps(
+    cartpole: GymnasiumPufferEnv,
+) -> None:
+    for _ in range(CHECK_STEPS + 5):
+        cartpole.step(np.zeros(1, np.int32))
+    cartpole.actions[0] = 7  # written in place, as a vectorizer does
+    with pytest.raises(APIUsageError, match=r"CartPole-v1.*action 7 .*outside Discrete\(2\)"):
+        cartpole.step(cartpole.actions)
+
+
+def test_out_of_range_leaf_of_a_mixed_action() -> None:
+    env = GymnasiumPufferEnv(SpaceEnv, (OBSERVATION_CATALOG["box"], ACTION_CATALOG["dict-mixed"]))
+    env.reset(seed=0)
+    actions = np.zeros((1, 6), np.float32)
+    actions[0, 0] = 4.0  # 'move' is Discrete(4, start=1): puffer index 4 is out of range
+    with pytest.raises(APIUsageError, match=r"SpaceEnv.*action 4.0 at \['move'\].*Discrete\(4"):
+        env.step(actions)
+
+
+def test_step_before_reset() -> None:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    with pytest.raises(
+        APIUsageError, match=r"GymnasiumPufferEnv\(env='CartPole-v1'\): step\(\) called before"
+    ):
+        env.step(np.zeros(1, np.int32))
+
+
+def test_step_after_close(cartpole: GymnasiumPufferEnv) -> None:
+    cartpole.close()
+    cartpole.close()  # idempotent
+    with pytest.raises(APIUsageError, match=r"CartPole-v1.*step\(\) called after close\(\)"):
+        cartpole.step(np.zeros(1, np.int32))
+
+
+@pytest.mark.parametrize(
+    ("space", "match"),
+    [
+        (spaces.Text(4), r"SpaceEnv.*Text\(1, 4.*at root cannot be emulated"),
+        (
+            spaces.Dict(
+                OrderedDict(pos=spaces.Discrete(2), seq=spaces.Sequence(spaces.Discrete(3)))
+            ),
+            r"SpaceEnv.*Sequence\(Discrete\(3\).*at \['seq'\] cannot be emulated",
+        ),
+    ],
+    ids=["text", "nested-sequence"],
+)
+def test_space_that_cannot_be_emulated(space: spaces.Space, match: str) -> None:
+    with pytest.raises(EmulationError, match=match):
+        GymnasiumPufferEnv(SpaceEnv, (space, spaces.Discrete(2)))
+
+
+def test_observation_outside_the_declared_space() -> None:
+    env = GymnasiumPufferEnv(SpaceEnv, (OBSERVATION_CATALOG["box"], spaces.Discrete(2)), seed=0)
+    env.env.bad_obs_at = 3
+    env.reset()
+    env.step(np.zeros(1, np.int32))
+    env.step(np.zeros(1, np.int32))
+    with pytest.raises(
+        EmulationError,
+        match=r"SpaceEnv.*outside its observation_space Box\(-2.0, 2.0, \(4,\).*'not an obs",
+    ):
+        env.step(np.zeros(1, np.int32))
+
+
+def test_pettingzoo_wrong_action_shape() -> None:
+    env = PettingZooPufferEnv(pettingzoo.make("parallel", "classic/rps-v2"))
+    env.reset(seed=0)
+    with pytest.raises(APIUsageError, match=r"rps_v2.*shape \(1,\), expected \(2,\)"):
+        env.step(np.zeros(1, np.int32))
+
+
+def test_constructor_misuse() -> None:
+    with pytest.raises(APIUsageError, match="no env given"):
+        GymnasiumPufferEnv()
+    with pytest.raises(APIUsageError, match="pass them as env_kwargs"):
+        GymnasiumPufferEnv("CartPole-v1", env_args=(1,))
+    with pytest.raises(APIUsageError, match="env instance"):
+        GymnasiumPufferEnv(SpaceEnv(spaces.Discrete(2), spaces.Discrete(2)), env_kwargs={"a": 1})

@@ -104,39 +104,52 @@ def row_action_space(layout: Layout) -> spaces.Space:
 
 
 @functools.singledispatch
-def _converter(space: spaces.Space, view: np.ndarray) -> Callable[[], Any]:
-    raise EmulationError(f"action space {space!r} cannot be emulated")
+def _converter(space: spaces.Space, view: np.ndarray, owner: object) -> Callable[[], Any]:
+    raise EmulationError(f"{owner}: action space {space!r} cannot be emulated")
 
 
 @_converter.register
-def _(space: spaces.Discrete, view: np.ndarray) -> Callable[[], Any]:
-    start = int(space.start)
-    return lambda: int(view) + start
+def _(space: spaces.Discrete, view: np.ndarray, owner: object) -> Callable[[], Any]:
+    start, n = int(space.start), int(space.n)
+
+    def convert() -> int:
+        # Checked on every step: a Python int compare costs less than a numpy reduction.
+        index = int(view)
+        if 0 <= index < n:
+            return index + start
+        raise APIUsageError(
+            f"{owner}: action {view} is outside {space} (puffer actions are zero-based: "
+            f"expected an integer in [0, {n})); sample actions from env.single_action_space"
+        )
+
+    return convert
 
 
 @_converter.register
-def _(space: spaces.MultiDiscrete, view: np.ndarray) -> Callable[[], Any]:
+def _(space: spaces.MultiDiscrete, view: np.ndarray, owner: object) -> Callable[[], Any]:
     return lambda: view.astype(space.dtype) + space.start
 
 
 @_converter.register
-def _(space: spaces.MultiBinary, view: np.ndarray) -> Callable[[], Any]:
+def _(space: spaces.MultiBinary, view: np.ndarray, owner: object) -> Callable[[], Any]:
     return lambda: view.astype(space.dtype)
 
 
 @_converter.register
-def _(space: spaces.Box, view: np.ndarray) -> Callable[[], Any]:
+def _(space: spaces.Box, view: np.ndarray, owner: object) -> Callable[[], Any]:
     # A copy (astype), so an env that keeps its action never sees the buffer change under it.
     return lambda: view.astype(space.dtype)
 
 
-def action_converter(layout: Layout, row: np.ndarray) -> Callable[[], Any]:
-    """A function returning the wrapped env's action built from the buffer row `row` now."""
+def action_converter(layout: Layout, row: np.ndarray, owner: object) -> Callable[[], Any]:
+    """A function returning the wrapped env's action built from the buffer row `row` now.
+
+    Lone Discrete leaves are range-checked on every call; `owner` names the env in errors.
+    """
     views = nativize(row, layout)
     if layout.single_leaf:
-        view = views.reshape(layout.tree.shape)
-        return _converter(layout.space, view)
-    convert = _map(layout.tree, views, lambda leaf, view: _converter(leaf.space, view))
+        return _converter(layout.space, views.reshape(layout.tree.shape), owner)
+    convert = _map(layout.tree, views, lambda leaf, view: _converter(leaf.space, view, owner))
     return lambda: _call(convert)
 
 
@@ -368,10 +381,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
         self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
-        self._action = action_converter(self._act_layout, self.actions[0, ...])
-        self._discrete_n = (
-            int(self._act_layout.space.n) if self._act_layout.row_shape == () else None
-        )
+        self._action = action_converter(self._act_layout, self.actions[0, ...], self)
+        self._env_step = self.env.step
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -390,10 +401,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
     def _step(self) -> Infos:
         if self._checks_left:
             self._checks_left -= 1
-            check_action_row(self, self._act_layout, self.actions[0])
-        elif self._discrete_n is not None and not 0 <= self.actions[0] < self._discrete_n:
-            check_action_row(self, self._act_layout, self.actions[0])
-        obs, reward, terminated, truncated, info = self.env.step(self._action())
+            check_action_row(self, self._act_layout, self.actions[0, ...])
+        obs, reward, terminated, truncated, info = self._env_step(self._action())
         stats = self._stats
         stats.total += reward
         stats.length += 1

@@ -94,6 +94,7 @@ class PufferEnv:
         # Integer actions for discrete spaces, floats for Box; any width, cast on copy.
         self._action_kinds = "iu" if self.actions.dtype.kind in "iu" else "f"
         self._action_checks_left = ACTION_CHECK_STEPS
+        self._action_shape = self.actions.shape
         self._has_reset = False
         self.closed = False
 
@@ -180,7 +181,7 @@ class PufferEnv:
         """
         if type(actions) is not np.ndarray:
             actions = np.asarray(actions)
-        if actions.shape != self.actions.shape or actions.dtype.kind not in self._action_kinds:
+        if actions.shape != self._action_shape or actions.dtype.kind not in self._action_kinds:
             self._raise_bad_actions(actions)
         if self._action_checks_left:
             self._action_checks_left -= 1

@@ -189,7 +189,8 @@ class PettingZooPufferEnv(EmulatedEnv):
             obs_writer(self.observations[i, ...], layout) for i, layout in enumerate(obs_layouts)
         ]
         self._converters = [
-            action_converter(layout, self.actions[i, ...]) for i, layout in enumerate(act_layouts)
+            action_converter(layout, self.actions[i, ...], f"{self!r} agent {agent!r}")
+            for i, (layout, agent) in enumerate(zip(act_layouts, self.possible_agents, strict=True))
         ]
         self._act_layouts = act_layouts
         self._stats = [EpisodeStats() for _ in self.possible_agents]

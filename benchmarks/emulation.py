@@ -1,0 +1,98 @@
+"""Emulation overhead: steps/s of raw Gymnasium CartPole-v1 vs GymnasiumPufferEnv over it.
+
+Measures agent steps per second of one env on one core, the same seeded random action
+sequence for both, auto-reset included (the raw loop calls `reset()` on episode end as the
+emulated env does inside `step`). Raw and emulated runs alternate, `--repeats` times each; we
+print the median of each and their ratio (target: emulated >= 0.8x raw). Two emulated modes:
+`step(actions)` with a fresh int32 array (checked and copied), and the vectorizer's path of
+writing `env.actions` in place and calling `step(env.actions)`.
+
+Recommended: an idle machine, `--steps 100000 --repeats 7`. Run:
+
+    uv run python benchmarks/emulation.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import gymnasium
+import numpy as np
+
+import puffer.core
+from puffer.core import GymnasiumPufferEnv
+
+
+def raw_rate(actions: list[int], seed: int) -> float:
+    env = gymnasium.make("CartPole-v1")
+    env.reset(seed=seed)
+    step, reset = env.step, env.reset
+    start = time.perf_counter()
+    for action in actions:
+        _, _, terminated, truncated, _ = step(action)
+        if terminated or truncated:
+            reset()
+    elapsed = time.perf_counter() - start
+    env.close()
+    return len(actions) / elapsed
+
+
+def emulated_rate(actions: list[np.ndarray], seed: int) -> float:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    env.reset(seed=seed)
+    step = env.step
+    start = time.perf_counter()
+    for action in actions:
+        step(action)
+    elapsed = time.perf_counter() - start
+    env.close()
+    return len(actions) / elapsed
+
+
+def in_place_rate(actions: list[int], seed: int) -> float:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    env.reset(seed=seed)
+    step, row = env.step, env.actions
+    start = time.perf_counter()
+    for action in actions:
+        row[0] = action
+        step(row)
+    elapsed = time.perf_counter() - start
+    env.close()
+    return len(actions) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=50_000, help="steps per timed run")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per mode")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    ints = [int(a) for a in rng.integers(0, 2, args.steps)]
+    arrays = [np.array([a], np.int32) for a in ints]
+    rates: dict[str, list[float]] = {"raw": [], "emulated": [], "emulated in place": []}
+    for _ in range(args.repeats):  # alternate, so load drift hits every mode alike
+        rates["raw"].append(raw_rate(ints, args.seed))
+        rates["emulated"].append(emulated_rate(arrays, args.seed))
+        rates["emulated in place"].append(in_place_rate(ints, args.seed))
+
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, gymnasium "
+        f"{gymnasium.__version__}, puffer-core {puffer.core.__version__}; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; GPU: none used"
+    )
+    print(f"CartPole-v1, {args.steps} steps x {args.repeats} repeats, median agent steps/s:")
+    raw = statistics.median(rates["raw"])
+    for mode, values in rates.items():
+        median = statistics.median(values)
+        print(f"  {mode:<18} {median:>10,.0f}  ({median / raw:.2f}x raw)")
+
+
+if __name__ == "__main__":
+    main()

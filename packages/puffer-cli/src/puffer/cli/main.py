@@ -14,7 +14,7 @@ import warnings
 import typer
 
 from puffer.cli import __version__
-from puffer.cli.commands import listing
+from puffer.cli.commands import bench, build, evaluate, listing, sweep, train
 
 __all__ = ["app", "main"]
 
@@ -47,7 +47,7 @@ def _root(
     """puffer: fast reinforcement learning."""
 
 
-for module in (listing,):
+for module in (train, evaluate, sweep, bench, listing, build):
     module.register(app)
 
 

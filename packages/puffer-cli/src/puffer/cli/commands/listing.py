@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from gymnasium import spaces
+from rich.console import Console
 from rich.table import Table
 
 from puffer.cli.commands._common import (
@@ -39,6 +40,10 @@ def describe_space(space: spaces.Space) -> str:
     return repr(space)
 
 
+# Wide enough for the table when piped (rich assumes 80 columns without a terminal).
+_PIPE_WIDTH = 132
+
+
 def list_envs() -> None:
     """Print a table of every env registered through the `puffer.envs` entry points.
 
@@ -47,7 +52,8 @@ def list_envs() -> None:
     """
     shipped = set(config_names())
     table = Table(title="puffer envs (puffer.envs entry points)")
-    for column in ("env", "observation", "action", "agents", "package", "config"):
+    table.add_column("env", no_wrap=True)
+    for column in ("observation", "action", "agents", "package", "config"):
         table.add_column(column)
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
         package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
@@ -63,8 +69,9 @@ def list_envs() -> None:
             )
             env.close()
         table.add_row(ep.name, *row, package, "yes" if ep.name in shipped else "default")
-    console.print(table)
-    console.print(
+    out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
+    out.print(table)
+    out.print(
         "Also: gym-<Gymnasium id> (e.g. gym-CartPole-v1) and pettingzoo-<family>.<module> "
         "(e.g. pettingzoo-classic.rps_v2), emulated by puffer.core."
     )

@@ -1,0 +1,85 @@
+"""`puffer bench ENV`: random-policy agent steps per second through the configured vectorizer."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import typer
+
+from puffer.cli.commands._common import (
+    CONFIG_OPTION,
+    OVERRIDES,
+    OVERRIDES_EPILOG,
+    console,
+    reported_errors,
+    resolve_config,
+)
+from puffer.cli.rollout import random_actions
+from puffer.train.run import make_vecenv
+
+__all__ = ["bench", "measure_sps", "register"]
+
+# Pre-drawn action batches cycled through, so sampling does not count against the env.
+ACTION_BATCHES = 16
+
+
+def measure_sps(vecenv, seconds: float, repeats: int, seed: int) -> list[float]:
+    """Agent steps per second of `vecenv` under uniformly random actions.
+
+    Steps through the async API (`send`/`recv`), so EnvPool-style batches (batch_size <
+    num_envs) are measured as the trainer sees them. One untimed warm-up window precedes the
+    `repeats` timed windows of `seconds` each.
+
+    Returns:
+        One rate per timed window (agent rows stepped per second).
+    """
+    actions = random_actions(vecenv.single_action_space, vecenv.num_agents, ACTION_BATCHES, seed)
+    vecenv.async_reset(seed)
+    rates = []
+    step = 0
+    for window in range(repeats + 1):
+        rows = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            agent_ids = vecenv.recv()[5]
+            rows += len(agent_ids)
+            vecenv.send(actions[step % ACTION_BATCHES][: len(agent_ids)])
+            step += 1
+        if window:
+            rates.append(rows / elapsed)
+    vecenv.recv()
+    return rates
+
+
+def bench(
+    ctx: typer.Context,
+    env: str = typer.Argument(..., help="Env name, e.g. breakout."),
+    config: Path | None = CONFIG_OPTION,
+    seconds: float = typer.Option(2.0, "--seconds", min=0.01, help="Length of one timed window."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Timed windows; the median is shown."),
+) -> None:
+    """Print random-policy steps/s of ENV through the [vec] vectorizer of its config."""
+    with reported_errors():
+        resolved = resolve_config(env, config, ctx.args)
+        vec = resolved.run.vec
+        vecenv = make_vecenv(env, resolved.run)
+        try:
+            rates = measure_sps(vecenv, seconds, repeats, resolved.run.train.seed)
+            agents = vecenv.num_agents
+        finally:
+            vecenv.close()
+    console.print(
+        f"{env}: backend {vec.backend}, {vec.num_envs} env(s), {vec.num_workers} worker(s), "
+        f"{agents} agents"
+    )
+    console.print(
+        f"random policy: [bold]{statistics.median(rates):,.0f}[/bold] agent steps/s "
+        f"(median of {repeats} x {seconds:g} s; min {min(rates):,.0f}, max {max(rates):,.0f})"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `bench` to `app`."""
+    app.command("bench", context_settings=OVERRIDES, epilog=OVERRIDES_EPILOG)(bench)

@@ -1,0 +1,106 @@
+"""`puffer eval ENV`: run a checkpoint in a window, or write a video headless; print scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from puffer.cli.commands._common import (
+    CONFIG_OPTION,
+    OVERRIDES,
+    OVERRIDES_EPILOG,
+    console,
+    reported_errors,
+    resolve_config,
+)
+from puffer.cli.config import env_defaults
+from puffer.cli.rollout import find_checkpoint, load_policy, play, policy_actor
+from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
+from puffer.core import env_creator
+
+__all__ = ["evaluate", "register"]
+
+
+def evaluate(
+    ctx: typer.Context,
+    env: str = typer.Argument(..., help="Env name, e.g. breakout."),
+    config: Path | None = CONFIG_OPTION,
+    load_model_path: str = typer.Option(
+        "latest",
+        "--load-model-path",
+        help="A checkpoint.pt, its run directory, or 'latest' (newest run of ENV).",
+    ),
+    video: Annotated[
+        Path | None,
+        typer.Option(
+            "--video", help="Write frames to this .gif or .mp4 instead of opening a window."
+        ),
+    ] = None,
+    episodes: int = typer.Option(
+        1, "--episodes", min=1, help="Episodes to play; their mean score and return are printed."
+    ),
+    max_steps: int = typer.Option(
+        10_000, "--max-steps", min=1, help="Stop after this many steps whatever happens."
+    ),
+    fps: int = typer.Option(30, "--fps", min=1, help="Frames per second of the window/video."),
+    render: bool = typer.Option(
+        True, "--render/--no-render", help="Render frames (--no-render only prints scores)."
+    ),
+) -> None:
+    """Evaluate a trained policy on one instance of ENV.
+
+    With a display it opens a pygame window; without one, or with --video, it writes the
+    frames to a file (default eval.gif) instead.
+    """
+    with reported_errors():
+        resolved = resolve_config(env, config, ctx.args)
+        checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
+        creator = env_creator(env)
+        accepted = env_defaults(creator)
+        kwargs = dict(resolved.run.env, render_mode="rgb_array")
+        # One instance to watch; episode stats arrive every step rather than in batches.
+        kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
+        instance = creator(**kwargs)
+        sink: FrameSink | None = None
+        try:
+            policy = load_policy(checkpoint, instance)
+            console.print(f"evaluating {checkpoint}")
+            if render:
+                if video is None and not has_display():
+                    video = Path("eval.gif")
+                    console.print("no display: writing the frames to eval.gif instead")
+                sink = VideoWriter(video, fps) if video is not None else Window(env, fps)
+
+            def on_frame() -> bool:
+                return sink.add(check_frame(instance.render(), env))  # type: ignore[union-attr]
+
+            stats = play(
+                instance,
+                policy_actor(policy, instance),
+                on_frame if sink is not None else None,
+                episodes=episodes,
+                max_steps=max_steps,
+                seed=resolved.run.train.seed,
+            )
+        finally:
+            if sink is not None:
+                sink.close()
+            instance.close()
+    if stats.returns:
+        means = stats.means()
+        console.print(f"{len(stats.returns)} episodes: " + ", ".join(_fmt(means)))
+    else:
+        console.print(f"no episode finished (stopped or --max-steps {max_steps} reached)")
+    if isinstance(sink, VideoWriter):
+        console.print(f"video: {sink.path} ({len(sink.frames)} frames)")
+
+
+def _fmt(means: dict[str, float]) -> list[str]:
+    return [f"{name} {value:.4g}" for name, value in means.items()]
+
+
+def register(app: typer.Typer) -> None:
+    """Add `eval` to `app`."""
+    app.command("eval", context_settings=OVERRIDES, epilog=OVERRIDES_EPILOG)(evaluate)

@@ -1,0 +1,162 @@
+"""`puffer sweep ENV`: puffer-sweep's ask/tell driver over puffer-train runs.
+
+    [sweep] of the config -> parse_sweep_config -> run_sweep(objective, runner, store)
+    objective(params) = train(ENV, config.with_params(params)) -> RunResult(score, curve)
+
+Every finished run is appended to `<data_dir>/<env>/sweep-<name>/sweep.jsonl` (score, cost,
+params, learning curve); running the same `--name` again resumes from that file.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import uuid
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from puffer.cli.commands._common import (
+    CONFIG_OPTION,
+    OVERRIDES,
+    OVERRIDES_EPILOG,
+    console,
+    reported_errors,
+    resolve_config,
+)
+from puffer.cli.config import Config
+from puffer.sweep import (
+    LocalRunner,
+    RunResult,
+    SerialRunner,
+    SweepEvent,
+    SweepSummary,
+    parse_sweep_config,
+    run_sweep,
+)
+from puffer.train import train as run_training
+
+__all__ = ["CurveSink", "register", "sweep", "train_objective"]
+
+STORE_NAME = "sweep.jsonl"
+
+
+class CurveSink:
+    """A puffer-train metrics sink that keeps (steps, metric, seconds) per epoch: the curve."""
+
+    def __init__(self, metric: str):
+        self.key = f"environment/{metric}"
+        self.start = time.perf_counter()
+        self.points: list[tuple[float, float, float]] = []
+
+    def log(self, metrics: dict[str, float], step: int) -> None:
+        value = metrics.get(self.key)
+        if value is not None and math.isfinite(value):
+            self.points.append((float(step), value, time.perf_counter() - self.start))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def train_objective(base: Config, runs_dir: str, params: dict[str, float | int]) -> RunResult:
+    """Train one suggestion and score it (module-level, so process runners can pickle it).
+
+    Args:
+        base: The resolved config every run starts from.
+        runs_dir: `train.data_dir` of the runs.
+        params: The suggestion, dotted `section.key` names.
+
+    Returns:
+        The mean of `[sweep].metric` over the run's last 100 episodes, its learning curve, and
+        the run directory in `info`.
+
+    Raises:
+        ValueError: The env never reported the metric (the sweep records a failed run).
+    """
+    metric = base.data["sweep"]["metric"]
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
+    curve = CurveSink(metric)
+    result = run_training(base.env_name, config.run, sinks=[curve])
+    if metric not in result.recent:
+        raise ValueError(
+            f"[sweep] metric {metric!r} was never reported by {base.env_name}; it reports "
+            f"{sorted(result.recent)}; set --sweep.metric to one of them"
+        )
+    return RunResult(
+        score=result.recent[metric],
+        curve=curve.points,
+        info={"run_dir": str(result.run_dir), "global_step": result.global_step},
+    )
+
+
+def _on_event(event: SweepEvent) -> None:
+    if event.kind == "resumed":
+        console.print(f"resumed {event.num_finished} runs from the sweep store")
+    elif event.kind == "finished" and event.record is not None:
+        record = event.record
+        outcome = (
+            f"[red]failed[/red]: {record.error.strip().splitlines()[-1]}"
+            if record.failed
+            else f"score {record.score:.4g}"
+        )
+        best = f"; best {event.best.score:.4g}" if event.best is not None else ""
+        console.print(
+            f"run {record.run_id} ({event.num_finished}/{event.max_runs}): {outcome}, "
+            f"cost {record.cost:.1f}s{best}"
+        )
+
+
+def _print_summary(summary: SweepSummary, metric: str, store: Path) -> None:
+    table = Table(title=f"best runs by {metric}")
+    for column in ("run", metric, "cost (s)", "params"):
+        table.add_column(column)
+    for record in summary.best:
+        params = ", ".join(f"{k}={v:.4g}" for k, v in record.params.items())
+        table.add_row(str(record.run_id), f"{record.score:.4g}", f"{record.cost:.1f}", params)
+    console.print(table)
+    console.print(
+        f"{len(summary.runs)} runs, {summary.num_failed} failed, total cost "
+        f"{summary.total_cost:.1f}s; every run is in {store}",
+        soft_wrap=True,
+    )
+
+
+def sweep(
+    ctx: typer.Context,
+    env: str = typer.Argument(..., help="Env name, e.g. cartpole."),
+    config: Path | None = CONFIG_OPTION,
+    name: str = typer.Option(
+        "", "--name", help="Sweep name; an existing name resumes that sweep. Default: a timestamp."
+    ),
+    slots: int = typer.Option(1, "--slots", min=1, help="Runs trained at once (processes)."),
+) -> None:
+    """Search the [sweep] hyperparameters of ENV: train each suggestion, log it, rank them."""
+    with reported_errors():
+        resolved = resolve_config(env, config, ctx.args)
+        sweep_config = parse_sweep_config(resolved.sweep_section())
+        name = name or time.strftime("%Y%m%d-%H%M%S")
+        sweep_dir = Path(resolved.run.train.data_dir) / env.replace("/", "_") / f"sweep-{name}"
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        (sweep_dir / "config.toml").write_text(resolved.to_toml())
+        store = sweep_dir / STORE_NAME
+        console.print(
+            f"sweeping {env}: {sweep_config.method} over {', '.join(sweep_config.space.names)}; "
+            f"{sweep_config.max_runs} runs, {sweep_config.goal} {sweep_config.metric}"
+        )
+        objective = functools.partial(train_objective, resolved, str(sweep_dir / "runs"))
+        runner = SerialRunner() if slots == 1 else LocalRunner(slots)
+        try:
+            summary = run_sweep(
+                objective, sweep_config, store=store, runner=runner, on_event=_on_event
+            )
+        finally:
+            runner.close()
+    _print_summary(summary, sweep_config.metric, store)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `sweep` to `app`."""
+    app.command("sweep", context_settings=OVERRIDES, epilog=OVERRIDES_EPILOG)(sweep)

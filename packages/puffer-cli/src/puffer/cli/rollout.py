@@ -1,0 +1,176 @@
+"""Run a trained policy (or random actions) in one env: checkpoints, acting, episode stats.
+
+`puffer eval` uses `load_policy` and `play`; `puffer bench` uses `random_actions`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+
+from puffer.core import PufferEnv, action_dtype
+from puffer.train import Config as RunConfig
+from puffer.train import Policy, make_policy
+from puffer.train.checkpoint import CHECKPOINT_NAME, CheckpointError, load
+
+__all__ = ["EpisodeStats", "find_checkpoint", "load_policy", "play", "random_actions"]
+
+
+def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
+    """Resolve `--load-model-path`: a checkpoint file, a run directory, or "latest".
+
+    "latest" is the most recently written `checkpoint.pt` under `<data_dir>/<env_name>/`.
+
+    Raises:
+        CheckpointError: Nothing is found; the message says where it looked.
+    """
+    if path == "latest":
+        root = Path(data_dir) / env_name.replace("/", "_")
+        found = sorted(root.glob(f"*/{CHECKPOINT_NAME}"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise CheckpointError(
+                f"--load-model-path latest: no {CHECKPOINT_NAME} under {root}/; train first "
+                f"(`puffer train {env_name}`) or pass --train.data-dir where your runs are"
+            )
+        return found[-1]
+    candidate = Path(path)
+    if candidate.is_dir():
+        candidate = candidate / CHECKPOINT_NAME
+    if not candidate.is_file():
+        raise CheckpointError(
+            f"--load-model-path {path}: no checkpoint there; pass a {CHECKPOINT_NAME}, its run "
+            "directory, or 'latest'"
+        )
+    return candidate
+
+
+def load_policy(checkpoint: Path, env: PufferEnv) -> Policy:
+    """Build the policy a checkpoint was trained with (its own [policy] section) and load it.
+
+    Raises:
+        CheckpointError: The file is not a puffer checkpoint or does not fit `env`.
+    """
+    state = load(checkpoint)
+    saved = RunConfig.from_dict(state["config"])
+    policy = make_policy(saved.policy, env)
+    try:
+        policy.load_state_dict(state["model"])
+    except RuntimeError as error:
+        raise CheckpointError(
+            f"{checkpoint} does not fit {env}: {error}; evaluate it on the env it was trained on"
+        ) from error
+    return policy.eval()
+
+
+def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int) -> np.ndarray:
+    """`count` batches of uniformly random actions, shape (count, num_agents, *act_shape).
+
+    The dtype is the buffer contract's action dtype (int32 or float32).
+    """
+    batched = batch_space(space, num_agents)
+    batched.seed(seed)
+    dtype = action_dtype(space)
+    return np.stack([np.asarray(batched.sample(), dtype=dtype) for _ in range(count)])
+
+
+def _to_env_actions(action: torch.Tensor, env: PufferEnv) -> np.ndarray:
+    array = action.cpu().numpy().reshape(env.actions.shape)
+    space = env.single_action_space
+    if isinstance(space, spaces.Box):
+        array = np.clip(array, space.low, space.high)
+    return array.astype(env.actions.dtype, copy=False)
+
+
+@dataclass
+class EpisodeStats:
+    """Returns and lengths of finished episodes, plus the env's own logged stats.
+
+    Attributes:
+        returns: Undiscounted return of each finished episode (agent rows counted separately).
+        lengths: Steps of each finished episode.
+        logs: Every stat the env reported in its infos (e.g. score), one list per name.
+    """
+
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    logs: dict[str, list[float]] = field(default_factory=dict)
+
+    def means(self) -> dict[str, float]:
+        """Mean of each stat: the env's own logs, then the `return` and `length` counted here."""
+        out = {name: float(np.mean(values)) for name, values in self.logs.items()}
+        out["return"] = float(np.mean(self.returns)) if self.returns else math.nan
+        out["length"] = float(np.mean(self.lengths)) if self.lengths else math.nan
+        return out
+
+
+def play(
+    env: PufferEnv,
+    act: Callable[[np.ndarray], np.ndarray],
+    on_frame: Callable[[], bool] | None,
+    episodes: int,
+    max_steps: int,
+    seed: int,
+) -> EpisodeStats:
+    """Step `env` with `act(observations) -> actions` until `episodes` episodes end.
+
+    Args:
+        env: A PufferEnv (not closed here).
+        act: Maps the (N, *obs_shape) observations to (N, *act_shape) actions.
+        on_frame: Called after reset and after every step to render; returning False stops.
+        episodes: Stop once this many episodes (over all agent rows) have finished.
+        max_steps: Stop after this many steps whatever happened.
+        seed: Reset seed.
+
+    Returns:
+        The `EpisodeStats` of the episodes that finished.
+    """
+    stats = EpisodeStats()
+    env.reset(seed=seed)
+    running = np.zeros(env.num_agents, dtype=np.float64)
+    length = np.zeros(env.num_agents, dtype=np.int64)
+    if on_frame is not None and not on_frame():
+        return stats
+    for _ in range(max_steps):
+        _, rewards, terminals, truncations, infos = env.step(act(env.observations))
+        masks = env.masks
+        running += np.where(masks, rewards, 0.0)
+        length += masks
+        for info in infos:
+            for name, value in info.items():
+                if name != "n" and isinstance(value, int | float):
+                    stats.logs.setdefault(name, []).append(float(value))
+        for row in np.flatnonzero((terminals | truncations) & masks):
+            stats.returns.append(float(running[row]))
+            stats.lengths.append(int(length[row]))
+            running[row] = 0.0
+            length[row] = 0
+        if on_frame is not None and not on_frame():
+            break
+        if len(stats.returns) >= episodes:
+            break
+    return stats
+
+
+def policy_actor(policy: Policy, env: PufferEnv) -> Callable[[np.ndarray], np.ndarray]:
+    """`act(obs)` that samples from `policy`, carrying and resetting its recurrent state."""
+    state = policy.initial_state(env.num_agents)
+
+    def act(observations: np.ndarray) -> np.ndarray:
+        nonlocal state
+        if state:
+            # Cut the recurrent state where the last step ended an episode.
+            keep = torch.from_numpy(~(env.terminals | env.truncations)).float()
+            state = tuple(s * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
+        with torch.no_grad():
+            params, _, state = policy.forward_eval(torch.from_numpy(observations), state)
+            action, _, _ = policy.head.sample(params)
+        return _to_env_actions(action, env)
+
+    return act

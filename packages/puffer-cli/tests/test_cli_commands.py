@@ -1,0 +1,103 @@
+"""Subcommands through typer's test runner: help, list, config errors, bench, build, eval."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from puffer.cli import __version__
+from puffer.cli.main import app
+from puffer.core import registered_envs
+
+ENV = "squared"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch) -> None:
+    # Runs write experiments/ under the working directory.
+    monkeypatch.chdir(tmp_path)
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_version_and_help() -> None:
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.output.strip() == f"puffer {__version__}"
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for command in ("train", "eval", "sweep", "list", "bench", "build", "config"):
+        assert command in result.output
+
+
+def test_list_shows_every_registered_env() -> None:
+    result = invoke("list")
+    assert result.exit_code == 0, result.output
+    for name in registered_envs():
+        assert name in result.output
+    assert "puffer-ocean" in result.output and "Discrete" in result.output
+
+
+def test_misspelled_key_suggests_the_right_one() -> None:
+    result = invoke("train", ENV, "--train.learnin-rate", "1")
+    assert result.exit_code == 2
+    assert "did you mean --train.learning-rate" in result.output
+
+
+def test_unknown_env_lists_close_names() -> None:
+    result = invoke("train", "squred")
+    assert result.exit_code == 2
+    assert "no env named 'squred'" in result.output and "squared" in result.output
+    result = invoke("train", "no-such-env")
+    assert result.exit_code == 2 and "closest puffer envs:" in result.output
+
+
+def test_wrong_type_names_the_expected_type() -> None:
+    result = invoke("train", ENV, "--train.total-timesteps", "lots")
+    assert result.exit_code == 2
+    assert "--train.total-timesteps expects an int" in result.output
+
+
+def test_config_prints_the_resolved_toml() -> None:
+    result = invoke("config", ENV, "--train.gamma", "0.9", "--env.max-steps=12")
+    assert result.exit_code == 0, result.output
+    assert "gamma = 0.9\n" in result.output and "max_steps = 12\n" in result.output
+
+
+def test_bench_reports_steps_per_second() -> None:
+    result = invoke("bench", ENV, "--seconds", "0.05", "--repeats", "1", "--env.num-envs", "8")
+    assert result.exit_code == 0, result.output
+    assert "agent steps/s" in result.output and "8 agents" in result.output
+
+
+def test_bench_through_a_vectorizer() -> None:
+    result = invoke(
+        "bench", ENV, "--seconds", "0.05", "--repeats", "1", "--vec.backend", "serial",
+        "--vec.num-envs", "2", "--env.num-envs", "4",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "backend serial, 2 env(s)" in result.output and "8 agents" in result.output
+
+
+def test_build_refuses_non_ocean_envs_and_dry_runs() -> None:
+    result = invoke("build", "gym-CartPole-v1", "--debug")
+    assert result.exit_code == 2 and "Ocean (C) envs only" in result.output
+    result = invoke("build", ENV, "--debug", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "PUFFER_SANITIZE=ON" in result.output and "puffer-ocean" in result.output
+
+
+def test_eval_without_a_run_says_to_train_first() -> None:
+    result = invoke("eval", ENV, "--video", "out.gif")
+    assert result.exit_code == 2
+    assert "train first" in result.output
+
+
+def test_video_suffix_is_checked(tmp_path) -> None:
+    from puffer.cli.video import VideoWriter
+    from puffer.core import APIUsageError
+
+    with pytest.raises(APIUsageError, match=r"unsupported suffix '\.avi'; use \.gif or \.mp4"):
+        VideoWriter(tmp_path / "out.avi")

@@ -1,0 +1,89 @@
+"""The installed `puffer` command in real subprocesses: train -> eval GIF, sweep, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v3 as iio
+import numpy as np
+
+# The console script when installed, else the module (same code path: puffer.cli.main:main).
+_SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
+PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]
+
+# A few seconds of CPU training: enough to write a run directory and a checkpoint.
+TINY = [
+    "--train.total-timesteps", "2048",
+    "--train.horizon", "16",
+    "--train.minibatch-size", "128",
+    "--train.device", "cpu",
+    "--env.num-envs", "8",
+]  # fmt: skip
+
+
+def puffer(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("DISPLAY", None)  # headless: eval must fall back to a video file
+    env.pop("WAYLAND_DISPLAY", None)
+    return subprocess.run(
+        [*PUFFER, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def test_train_then_eval_latest_writes_a_moving_gif(tmp_path: Path) -> None:
+    trained = puffer("train", "breakout", "--no-dashboard", *TINY, cwd=tmp_path)
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    checkpoints = list((tmp_path / "experiments" / "breakout").glob("*/checkpoint.pt"))
+    assert len(checkpoints) == 1
+    assert f"model: {checkpoints[0].relative_to(tmp_path)}" in trained.stdout
+    assert (checkpoints[0].parent / "config.toml").is_file()
+
+    gif = tmp_path / "breakout.gif"
+    evaluated = puffer(
+        "eval", "breakout", "--load-model-path", "latest", "--video", str(gif),
+        "--max-steps", "120", "--fps", "15", cwd=tmp_path,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    assert f"video: {gif}" in evaluated.stdout
+    frames = iio.imread(gif, index=None)
+    assert frames.ndim == 4 and frames.shape[-1] == 3 and frames.dtype == np.uint8
+    assert len(frames) > 10
+    # Non-blank: every frame has more than one colour. Changing: the ball moves.
+    assert all(frame.reshape(-1, 3).std(axis=0).max() > 0 for frame in frames)
+    changes = np.abs(np.diff(frames.astype(np.int16), axis=0)).sum(axis=(1, 2, 3))
+    assert (changes > 0).sum() >= len(frames) // 2
+
+
+def test_errors_exit_nonzero_with_a_suggestion(tmp_path: Path) -> None:
+    typo = puffer("train", "breakout", "--train.learnin-rate", "1", cwd=tmp_path)
+    assert typo.returncode == 2
+    assert "did you mean --train.learning-rate" in typo.stderr
+    assert not (tmp_path / "experiments").exists()
+
+
+def test_list_in_a_pipe(tmp_path: Path) -> None:
+    listed = puffer("list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    for env in ("squared", "cartpole", "breakout"):
+        assert env in listed.stdout
+
+
+def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
+    done = puffer("sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", *TINY, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    store = tmp_path / "experiments" / "cartpole" / "sweep-ci" / "sweep.jsonl"
+    lines = [json.loads(line) for line in store.read_text().splitlines()]
+    runs = [line for line in lines if "run_id" in line]  # the first line is the store header
+    assert len(runs) == 8
+    for run in runs:
+        assert run["status"] == "ok", run["error"]
+        assert np.isfinite(run["score"]) and run["cost"] > 0
+        assert set(run["params"]) >= {"train.learning_rate", "train.gamma"}
+        assert run["curve"], "every run reports its learning curve"
+    assert "best runs by episode_return" in done.stdout
+    assert "8 runs, 0 failed" in done.stdout

@@ -6,82 +6,84 @@
 
 namespace {
 
-constexpr int kAdvantageThreads = 256;
+// One thread per segment: small blocks spread S = 16k segments over every SM.
+constexpr int kAdvantageThreads = 128;
 // Priorities run in one block so the normalizing sum needs no second launch or scratch memory;
 // one warp per segment reads its row coalesced.
 constexpr int kPriorityThreads = 1024;
 constexpr int kWarp = 32;
 
-__global__ void advantage_kernel(const float *__restrict__ values,
-                                 const float *__restrict__ rewards,
-                                 const uint8_t *__restrict__ terminals,
-                                 const uint8_t *__restrict__ truncations,
-                                 const float *__restrict__ ratio,
-                                 const float *__restrict__ next_values,
-                                 float *__restrict__ advantages, int64_t segments,
-                                 int64_t horizon, float gamma_lam, float gamma, float rho_clip,
-                                 float c_clip) {
-  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= segments) return;
-  const int64_t row = i * horizon;
-  float next_value = next_values[i];  // bootstrap at the segment end, not A = 0
-  float adv = 0.0f;
-  for (int64_t t = horizon - 1; t >= 0; --t) {
-    const int64_t k = row + t;
-    const float v = values[k];
-    const float done = terminals[k] ? 1.0f : 0.0f;
-    const float trunc = truncations[k] ? 1.0f : 0.0f;
-    // A truncated episode's final observation is not in the buffer: V_t stands in for it.
-    const float nv = truncations[k] ? v : next_value;
-    const float rho = fminf(ratio[k], rho_clip);
-    const float c = fminf(ratio[k], c_clip);
-    const float delta = rho * (rewards[k] + gamma * nv * (1.0f - done) - v);
-    adv = delta + gamma_lam * c * (1.0f - done) * (1.0f - trunc) * adv;
-    advantages[k] = adv;
-    next_value = v;
-  }
+__global__ void
+advantage_kernel(const float *__restrict__ values, const float *__restrict__ rewards,
+                 const uint8_t *__restrict__ terminals, const uint8_t *__restrict__ truncations,
+                 const float *__restrict__ ratio, const float *__restrict__ next_values,
+                 float *__restrict__ advantages, int64_t segments, int64_t horizon, float gamma_lam,
+                 float gamma, float rho_clip, float c_clip) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= segments) return;
+    const int64_t row = i * horizon;
+    float next_value = next_values[i]; // bootstrap at the segment end, not A = 0
+    float adv = 0.0f;
+    for (int64_t t = horizon - 1; t >= 0; --t) {
+        const int64_t k = row + t;
+        const float v = values[k];
+        const float done = terminals[k] ? 1.0f : 0.0f;
+        const float trunc = truncations[k] ? 1.0f : 0.0f;
+        // A truncated episode's final observation is not in the buffer: V_t stands in for it.
+        const float nv = truncations[k] ? v : next_value;
+        const float rho = fminf(ratio[k], rho_clip);
+        const float c = fminf(ratio[k], c_clip);
+        const float delta = rho * (rewards[k] + gamma * nv * (1.0f - done) - v);
+        adv = delta + gamma_lam * c * (1.0f - done) * (1.0f - trunc) * adv;
+        advantages[k] = adv;
+        next_value = v;
+    }
 }
 
 __global__ void priorities_kernel(const float *__restrict__ advantages, float *__restrict__ probs,
                                   int64_t segments, int64_t horizon, float alpha) {
-  __shared__ float warp_totals[kPriorityThreads / kWarp];
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  const int warps = blockDim.x / kWarp;
-  float total = 0.0f;
-  for (int64_t i = warp; i < segments; i += warps) {
-    const float *row = advantages + i * horizon;
-    float sum = 0.0f;
-    for (int64_t t = lane; t < horizon; t += kWarp) sum += fabsf(row[t]);
-    for (int offset = kWarp / 2; offset > 0; offset /= 2)
-      sum += __shfl_down_sync(0xffffffffu, sum, offset);
-    if (lane == 0) {
-      const float p = powf(sum, alpha);
-      probs[i] = p;
-      total += p;
+    __shared__ float warp_totals[kPriorityThreads / kWarp];
+    const int lane = threadIdx.x % kWarp;
+    const int warp = threadIdx.x / kWarp;
+    const int warps = blockDim.x / kWarp;
+    float total = 0.0f;
+    for (int64_t i = warp; i < segments; i += warps) {
+        const float *row = advantages + i * horizon;
+        float sum = 0.0f;
+        for (int64_t t = lane; t < horizon; t += kWarp)
+            sum += fabsf(row[t]);
+        for (int offset = kWarp / 2; offset > 0; offset /= 2)
+            sum += __shfl_down_sync(0xffffffffu, sum, offset);
+        if (lane == 0) {
+            const float p = powf(sum, alpha);
+            probs[i] = p;
+            total += p;
+        }
     }
-  }
-  if (lane == 0) warp_totals[warp] = total;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float all = 0.0f;
-    for (int w = 0; w < warps; ++w) all += warp_totals[w];
-    warp_totals[0] = all;
-  }
-  __syncthreads();
-  const float all = warp_totals[0];
-  // All-zero advantages give no preference: sample segments uniformly.
-  const float uniform = 1.0f / static_cast<float>(segments);
-  for (int64_t i = threadIdx.x; i < segments; i += blockDim.x)
-    probs[i] = all > 0.0f ? probs[i] / all : uniform;
+    if (lane == 0) warp_totals[warp] = total;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float all = 0.0f;
+        for (int w = 0; w < warps; ++w)
+            all += warp_totals[w];
+        warp_totals[0] = all;
+    }
+    __syncthreads();
+    const float all = warp_totals[0];
+    // All-zero advantages give no preference: sample segments uniformly.
+    const float uniform = 1.0f / static_cast<float>(segments);
+    for (int64_t i = threadIdx.x; i < segments; i += blockDim.x)
+        probs[i] = all > 0.0f ? probs[i] / all : uniform;
 }
 
-}  // namespace
+} // namespace
 
-extern "C" const char *puffer_kernels_version(void) { return PUFFER_VERSION; }
+extern "C" const char *puffer_kernels_version(void) {
+    return PUFFER_VERSION;
+}
 
 extern "C" const char *puffer_cuda_error_string(int error) {
-  return cudaGetErrorString(static_cast<cudaError_t>(error));
+    return cudaGetErrorString(static_cast<cudaError_t>(error));
 }
 
 extern "C" int puffer_advantage_cuda(const float *values, const float *rewards,
@@ -90,20 +92,20 @@ extern "C" int puffer_advantage_cuda(const float *values, const float *rewards,
                                      float *advantages, int64_t segments, int64_t horizon,
                                      float gamma, float lam, float rho_clip, float c_clip,
                                      void *stream) {
-  if (segments == 0) return 0;
-  const unsigned blocks =
-      static_cast<unsigned>((segments + kAdvantageThreads - 1) / kAdvantageThreads);
-  advantage_kernel<<<blocks, kAdvantageThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      values, rewards, terminals, truncations, ratio, next_values, advantages, segments,
-      horizon, gamma * lam, gamma, rho_clip, c_clip);
-  return static_cast<int>(cudaGetLastError());
+    if (segments == 0) return 0;
+    const unsigned blocks =
+        static_cast<unsigned>((segments + kAdvantageThreads - 1) / kAdvantageThreads);
+    advantage_kernel<<<blocks, kAdvantageThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        values, rewards, terminals, truncations, ratio, next_values, advantages, segments, horizon,
+        gamma * lam, gamma, rho_clip, c_clip);
+    return static_cast<int>(cudaGetLastError());
 }
 
 extern "C" int puffer_segment_priorities_cuda(const float *advantages, float *probs,
                                               int64_t segments, int64_t horizon, float alpha,
                                               void *stream) {
-  if (segments == 0) return 0;
-  priorities_kernel<<<1, kPriorityThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      advantages, probs, segments, horizon, alpha);
-  return static_cast<int>(cudaGetLastError());
+    if (segments == 0) return 0;
+    priorities_kernel<<<1, kPriorityThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        advantages, probs, segments, horizon, alpha);
+    return static_cast<int>(cudaGetLastError());
 }

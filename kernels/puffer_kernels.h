@@ -32,10 +32,9 @@ int puffer_segment_priorities_cpu(const float *advantages, float *probs, int64_t
                                   int64_t horizon, float alpha, int num_threads);
 
 int puffer_advantage_cuda(const float *values, const float *rewards, const uint8_t *terminals,
-                          const uint8_t *truncations, const float *ratio,
-                          const float *next_values, float *advantages, int64_t segments,
-                          int64_t horizon, float gamma, float lam, float rho_clip, float c_clip,
-                          void *stream);
+                          const uint8_t *truncations, const float *ratio, const float *next_values,
+                          float *advantages, int64_t segments, int64_t horizon, float gamma,
+                          float lam, float rho_clip, float c_clip, void *stream);
 
 int puffer_segment_priorities_cuda(const float *advantages, float *probs, int64_t segments,
                                    int64_t horizon, float alpha, void *stream);

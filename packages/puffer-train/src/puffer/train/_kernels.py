@@ -1,0 +1,55 @@
+"""ctypes bindings to the compiled kernels in ``kernels/`` (private; see ``advantage.py``).
+
+The build installs two plain C ABI libraries next to this file: ``_kernels_cpu.so`` (always)
+and ``_kernels_cuda.so`` (when nvcc was found and ``PUFFER_CUDA`` was not 0). They are located
+through the import system, so wheel and editable installs resolve alike, and loaded lazily on
+first use. A missing library is not an error: the ops fall back to their pure-torch reference.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.util
+
+__all__ = ["library", "library_path"]
+
+_MODULES = {"cpu": "puffer.train._kernels_cpu", "cuda": "puffer.train._kernels_cuda"}
+
+_f32p = ctypes.c_void_p
+_ADVANTAGE_ARGS = [_f32p] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
+_PRIORITY_ARGS = [_f32p, _f32p, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
+
+
+def library_path(device_type: str) -> str | None:
+    """Path of the compiled kernel library for ``"cpu"`` or ``"cuda"``, or None if not built."""
+    spec = importlib.util.find_spec(_MODULES[device_type])
+    return spec.origin if spec is not None else None
+
+
+@functools.cache
+def library(device_type: str) -> ctypes.CDLL | None:
+    """The loaded kernel library for ``"cpu"`` or ``"cuda"`` with its C signatures declared.
+
+    Returns None when the library was not built, so callers use the torch reference.
+    """
+    path = library_path(device_type)
+    if path is None:
+        return None
+    # torch is imported before this runs, so libgomp resolves to the copy torch already loaded
+    # and both share one OpenMP thread pool.
+    lib = ctypes.CDLL(path)
+    lib.puffer_kernels_version.restype = ctypes.c_char_p
+    lib.puffer_kernels_version.argtypes = []
+    # The last argument is the OpenMP thread count on CPU and the cudaStream_t on CUDA.
+    last = ctypes.c_int if device_type == "cpu" else ctypes.c_void_p
+    advantage = getattr(lib, f"puffer_advantage_{device_type}")
+    advantage.restype = ctypes.c_int
+    advantage.argtypes = [*_ADVANTAGE_ARGS, last]
+    priorities = getattr(lib, f"puffer_segment_priorities_{device_type}")
+    priorities.restype = ctypes.c_int
+    priorities.argtypes = [*_PRIORITY_ARGS, last]
+    if device_type == "cuda":
+        lib.puffer_cuda_error_string.restype = ctypes.c_char_p
+        lib.puffer_cuda_error_string.argtypes = [ctypes.c_int]
+    return lib

@@ -101,3 +101,46 @@ def test_video_suffix_is_checked(tmp_path) -> None:
 
     with pytest.raises(APIUsageError, match=r"unsupported suffix '\.avi'; use \.gif or \.mp4"):
         VideoWriter(tmp_path / "out.avi")
+
+
+TINY = [
+    "--train.total-timesteps", "1024",
+    "--train.horizon", "16",
+    "--train.minibatch-size", "128",
+    "--train.device", "cpu",
+    "--env.num-envs", "8",
+]  # fmt: skip
+
+
+def test_train_then_eval_in_a_window(monkeypatch) -> None:
+    trained = invoke("train", ENV, "--no-dashboard", *TINY)
+    assert trained.exit_code == 0, trained.output
+    assert "model: experiments/squared/" in trained.output
+    # A display is claimed, and SDL's dummy driver stands in for it.
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    result = invoke("eval", ENV, "--episodes", "3", "--fps", "1000", "--env.max-steps", "10")
+    assert result.exit_code == 0, result.output
+    assert "3 episodes:" in result.output and "return" in result.output
+    assert "video:" not in result.output
+
+
+def test_window_shows_frames_scaled(monkeypatch) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import numpy as np
+    import pygame
+
+    from puffer.cli.video import Window
+
+    frame = np.zeros((10, 12, 3), np.uint8)
+    frame[2:4, 3:5] = (255, 0, 0)
+    window = Window("test", fps=1000, scale=2)
+    try:
+        assert window.add(frame)
+        shown = pygame.surfarray.array3d(window.screen).transpose(1, 0, 2)
+        assert shown.shape == (20, 24, 3)
+        assert (shown[4:8, 6:10] == (255, 0, 0)).all() and shown[0, 0].sum() == 0
+    finally:
+        window.close()

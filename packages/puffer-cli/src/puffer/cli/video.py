@@ -118,7 +118,7 @@ class Window:
         import pygame
 
         self._pygame = pygame
-        pygame.init()
+        pygame.display.init()  # display only: pygame.init() would also open audio devices
         pygame.display.set_caption(title)
         self.fps = fps
         self.scale = scale

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -21,6 +22,8 @@ from puffer.train.pufferl import resolve_device
 __all__ = ["register", "train"]
 
 RESOLVED_TOML = "config.toml"
+# Ocean logs carry the number of episodes they average over; it is no statistic to show.
+EPISODE_COUNT = "n"
 
 
 def train(
@@ -33,19 +36,26 @@ def train(
     wandb: bool = typer.Option(False, "--wandb", help="Also log to wandb (the wandb extra)."),
 ) -> None:
     """Train a policy on ENV; the run directory holds the config, metrics and checkpoint."""
+    # Under torchrun every rank runs this command; only rank 0 talks and writes files.
+    main_rank = int(os.environ.get("RANK", "0")) == 0
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
         device = resolve_device(resolved.run.train.device)
-        console.print(
-            f"training [bold]{env}[/bold] on {device} for "
-            f"{resolved.run.train.total_timesteps:,} steps"
-        )
+        if main_rank:
+            console.print(
+                f"training [bold]{env}[/bold] on {device} for "
+                f"{resolved.run.train.total_timesteps:,} steps"
+            )
         result = run_training(env, resolved.run, dashboard=dashboard, wandb=wandb)
-    if result.run_dir is None:
+    if result.run_dir is None or not main_rank:
         return
     # The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml.
     (result.run_dir / RESOLVED_TOML).write_text(resolved.to_toml())
-    stats = ", ".join(f"{k} {v:.3g}" for k, v in sorted(result.recent.items()))
+    stats = ", ".join(
+        f"{k} {v:.3g}" for k, v in sorted(result.recent.items()) if k != EPISODE_COUNT
+    )
+    if dashboard and not console.is_terminal:
+        console.line()  # a dashboard drawn into a pipe or file ends mid-line
     console.print(
         f"done: {result.global_step:,} steps in {result.epochs} epochs"
         + (f"; last 100 episodes: {stats}" if stats else "")

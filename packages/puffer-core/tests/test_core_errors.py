@@ -60,6 +60,15 @@ def test_out_of_range_leaf_of_a_mixed_action() -> None:
         env.step(actions)
 
 
+def test_non_integral_discrete_leaf_of_a_mixed_action() -> None:
+    env = GymnasiumPufferEnv(SpaceEnv, (OBSERVATION_CATALOG["box"], ACTION_CATALOG["dict-mixed"]))
+    env.reset(seed=0)
+    actions = np.zeros((1, 6), np.float32)
+    actions[0, 0] = 1.5
+    with pytest.raises(APIUsageError, match=r"action 1.5 at \['move'\].*expected integers"):
+        env.step(actions)
+
+
 def test_step_before_reset() -> None:
     env = GymnasiumPufferEnv("CartPole-v1")
     with pytest.raises(

@@ -8,7 +8,6 @@ statistics, the early observation check) are shared with the PettingZoo emulatio
 from __future__ import annotations
 
 import functools
-import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -36,8 +35,8 @@ __all__ = [
     "row_space",
 ]
 
-# Observations are checked against their declared space on this many steps after each
-# construction (resets included); afterwards the step path does no validation work.
+# Observations (and the actions' discrete ranges) are checked on this many steps after
+# construction, resets included; afterwards the step path does no validation work.
 CHECK_STEPS = 16
 
 
@@ -169,26 +168,41 @@ def _call(convert: Any) -> Any:
     return convert()
 
 
+@functools.singledispatch
+def _choices(space: spaces.Space) -> Any:
+    """How many values each entry of a discrete action leaf can take."""
+    raise EmulationError(f"{space!r} is not a discrete action space")
+
+
+@_choices.register
+def _(space: spaces.Discrete) -> Any:
+    return int(space.n)
+
+
+@_choices.register
+def _(space: spaces.MultiDiscrete) -> Any:
+    return space.nvec
+
+
+@_choices.register
+def _(space: spaces.MultiBinary) -> Any:
+    return 2
+
+
 def check_action_row(owner: object, layout: Layout, row: np.ndarray) -> None:
     """Raise `APIUsageError` if a discrete leaf of the action row is out of range or not integral."""
-    views = nativize(row, layout)
-    leaves = [(layout.tree, views)] if layout.single_leaf else []
-    if not leaves:
-        _map(layout.tree, views, lambda leaf, view: leaves.append((leaf, view)))
-    for leaf, view in leaves:
+    pairs: list[tuple[Leaf, Any]] = []
+    _map(layout.tree, nativize(row, layout), lambda leaf, view: pairs.append((leaf, view)))
+    for leaf, view in pairs:
         if not leaf.discrete:
             continue
-        high = {
-            spaces.Discrete: lambda s: s.n,
-            spaces.MultiDiscrete: lambda s: s.nvec,
-            spaces.MultiBinary: lambda s: 2,
-        }[type(leaf.space)](leaf.space)
+        high = _choices(leaf.space)
         value = np.asarray(view).reshape(leaf.shape)
         if np.any(value < 0) or np.any(value >= high) or np.any(value != np.floor(value)):
             where = "" if layout.single_leaf else f" at {_path(leaf.path)}"
             raise APIUsageError(
                 f"{owner}: action {value.tolist()}{where} is outside {leaf.space} "
-                f"(puffer actions are zero-based: expected integers in [0, {high}) ); "
+                f"(puffer actions are zero-based: expected integers in [0, {high})); "
                 "sample actions from env.single_action_space"
             )
 
@@ -198,6 +212,9 @@ def _path(path: tuple) -> str:
 
 
 # Episode statistics ----------------------------------------------------------------------
+
+
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 class EpisodeStats:
@@ -213,16 +230,13 @@ class EpisodeStats:
     def add_info(self, info: dict[str, Any], prefix: str = "") -> None:
         """Sum the numeric scalars of `info` (nested dicts flattened with '/')."""
         for key, value in info.items():
-            if isinstance(value, bool | numbers.Number | np.bool_) and not isinstance(
-                value, complex
+            if isinstance(value, dict):
+                self.add_info(value, f"{prefix}{key}/")
+            elif isinstance(value, _REAL_SCALARS) or (
+                isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf"
             ):
                 name = prefix + str(key)
                 self.info_sums[name] = self.info_sums.get(name, 0.0) + float(value)
-            elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
-                name = prefix + str(key)
-                self.info_sums[name] = self.info_sums.get(name, 0.0) + float(value)
-            elif isinstance(value, dict):
-                self.add_info(value, f"{prefix}{key}/")
 
     def finish(self) -> dict[str, float]:
         """The finished episode's flat stats dict; starts a new episode."""
@@ -263,9 +277,7 @@ def _make_env(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) ->
                 "keyword arguments only, pass them as env_kwargs"
             )
         return gymnasium.make(env, **env_kwargs)
-    if callable(env) and not hasattr(env, "step"):
-        return env(*env_args, **env_kwargs)
-    if callable(env) and isinstance(env, type):
+    if isinstance(env, type) or (callable(env) and not hasattr(env, "step")):
         return env(*env_args, **env_kwargs)
     if env_args or env_kwargs:
         raise APIUsageError(

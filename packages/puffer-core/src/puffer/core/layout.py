@@ -61,10 +61,12 @@ class Leaf:
 
     @property
     def size(self) -> int:
+        """Number of elements of one leaf value."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def discrete(self) -> bool:
+        """True for Discrete, MultiDiscrete and MultiBinary leaves."""
         return not isinstance(self.space, spaces.Box)
 
 

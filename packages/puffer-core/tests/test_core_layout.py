@@ -6,7 +6,6 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-import torch
 from gymnasium import spaces
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +13,8 @@ from hypothesis import strategies as st
 from puffer.core import EmulationError, action_layout, nativize, observation_layout
 from puffer.core.layout import assign, padded_layouts
 from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, assert_same_tree
+
+torch = pytest.importorskip("torch")  # the optional extra `torch`; installed in the workspace
 
 DTYPES = [np.float32, np.float64, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64]
 shapes = st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple)

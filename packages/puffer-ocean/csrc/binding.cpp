@@ -43,6 +43,22 @@
 namespace squared {
 #include "squared/squared.h"
 }
+namespace cartpole {
+#include "cartpole/cartpole.h"
+}
+#define CARTPOLE_CONTINUOUS // the same header again, with float actions
+namespace cartpole_continuous {
+#include "cartpole/cartpole.h"
+}
+namespace pong {
+#include "pong/pong.h"
+}
+namespace breakout {
+#include "breakout/breakout.h"
+}
+namespace snake {
+#include "snake/snake.h"
+}
 // clang-format on
 
 namespace py = pybind11;
@@ -322,4 +338,9 @@ PYBIND11_MODULE(_ocean, m) {
     });
 
     PUFFER_ENV(squared, Squared);
+    PUFFER_ENV(cartpole, Cartpole);
+    PUFFER_ENV(cartpole_continuous, Cartpole);
+    PUFFER_ENV(pong, Pong);
+    PUFFER_ENV(breakout, Breakout);
+    PUFFER_ENV(snake, Snake);
 }

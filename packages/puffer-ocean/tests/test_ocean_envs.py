@@ -15,6 +15,11 @@ from puffer.ocean import OceanEnv, _ocean
 # Names registered in pyproject.toml by this package's C envs, with the config used in tests.
 ENVS = {
     "squared": {},
+    "cartpole": {},
+    "cartpole_continuous": {},
+    "pong": {"max_score": 3},
+    "breakout": {},
+    "snake": {"width": 24, "height": 24, "num_snakes": 4},
 }
 STEPS = 300
 

@@ -16,8 +16,12 @@ Example:
 from __future__ import annotations
 
 from puffer.ocean._ocean import __version__
+from puffer.ocean.breakout import Breakout, BreakoutConfig
+from puffer.ocean.cartpole import Cartpole, CartpoleConfig, CartpoleContinuous
 from puffer.ocean.env import OceanEnv
+from puffer.ocean.pong import Pong, PongConfig
 from puffer.ocean.render import frame_to_ansi, write_png
+from puffer.ocean.snake import Snake, SnakeConfig
 from puffer.ocean.squared import Squared, SquaredConfig
 
 __all__ = [
@@ -25,6 +29,15 @@ __all__ = [
     "__version__",
     "Squared",
     "SquaredConfig",
+    "Cartpole",
+    "CartpoleConfig",
+    "CartpoleContinuous",
+    "Pong",
+    "PongConfig",
+    "Breakout",
+    "BreakoutConfig",
+    "Snake",
+    "SnakeConfig",
     "frame_to_ansi",
     "write_png",
 ]

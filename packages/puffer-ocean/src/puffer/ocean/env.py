@@ -17,7 +17,7 @@ from puffer.core import APIUsageError, Buffer, PufferEnv
 from puffer.ocean import _ocean
 from puffer.ocean.render import frame_to_ansi
 
-__all__ = ["OceanEnv"]
+__all__ = ["OceanEnv", "check_positive"]
 
 Infos = list[dict[str, Any]]
 RENDER_MODES = ("rgb_array", "ansi")
@@ -170,3 +170,13 @@ def _make_config(owner: str, config_class: type, overrides: dict[str, Any]) -> A
             value = float(value)
         values[key] = value
     return config_class(**values)
+
+
+def check_positive(config: Any, *names: str) -> None:
+    """Raise `APIUsageError` unless every named field of `config` is > 0 (for `__post_init__`)."""
+    for name in names:
+        value = getattr(config, name)
+        if value <= 0:
+            raise APIUsageError(
+                f"{type(config).__name__}.{name} is {value!r}, expected a value > 0"
+            )

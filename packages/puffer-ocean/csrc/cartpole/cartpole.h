@@ -1,0 +1,162 @@
+/* Cartpole: the classic control task of Barto, Sutton & Anderson (1983), with the constants and
+ * Euler integration of Gymnasium's CartPole-v1.
+ *
+ * Observation: 4 float32 (x, x_dot, theta, theta_dot). Reward 1 per step, including the step
+ * that ends the episode. Terminal when |x| > 2.4 or |theta| > 12 degrees; truncated at max_steps.
+ * Actions: Discrete(2) (push left, push right); define CARTPOLE_CONTINUOUS before including for
+ * the Box(1) variant, whose action in [-1, 1] scales the force. The header is guarded per variant
+ * so one translation unit can hold both (the binding does).
+ */
+#if (defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_CONTINUOUS_H)) ||                    \
+    (!defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_H))
+#ifdef CARTPOLE_CONTINUOUS
+#define PUFFER_CARTPOLE_CONTINUOUS_H
+typedef float CartpoleAction;
+#else
+#define PUFFER_CARTPOLE_H
+typedef int32_t CartpoleAction;
+#endif
+
+#include "../puffer.h"
+#include "../raster.h"
+
+#define CARTPOLE_GRAVITY 9.8f                                      /* m/s^2 */
+#define CARTPOLE_CART_MASS 1.0f                                    /* kg */
+#define CARTPOLE_POLE_MASS 0.1f                                    /* kg */
+#define CARTPOLE_POLE_HALF_LENGTH 0.5f                             /* m */
+#define CARTPOLE_FORCE 10.0f                                       /* N, full push */
+#define CARTPOLE_TAU 0.02f                                         /* s per step */
+#define CARTPOLE_X_LIMIT 2.4f                                      /* m */
+#define CARTPOLE_THETA_LIMIT (12.0f * 2.0f * 3.14159265f / 360.0f) /* rad */
+#define CARTPOLE_INIT_RANGE 0.05f /* initial state ~ U(-0.05, 0.05) */
+enum { CARTPOLE_FRAME_WIDTH = 600, CARTPOLE_FRAME_HEIGHT = 400 };
+
+typedef struct {
+    float episode_return;
+    float episode_length;
+    float score; /* 1 when the pole stayed up until truncation */
+    float n;
+} Log;
+_Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
+static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "n"};
+_Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
+               "one name per Log field");
+
+typedef struct {
+    float *observations;     /* (1, 4) */
+    CartpoleAction *actions; /* (1,) int32 action or (1, 1) float32 force */
+    float *rewards;
+    uint8_t *terminals;
+    uint8_t *truncations;
+    int num_agents;
+    uint64_t rng;
+    Log log;
+    int max_steps; /* config: steps before truncation */
+    int tick;
+    float x, x_dot, theta, theta_dot;
+} Cartpole;
+
+static const PufferField CONFIG[] = {
+    {"max_steps", offsetof(Cartpole, max_steps), PUFFER_INT},
+    {NULL, 0, PUFFER_INT},
+};
+
+static void c_init(Cartpole *env) {
+    env->num_agents = 1;
+}
+
+static void cartpole_observe(Cartpole *env) {
+    env->observations[0] = env->x;
+    env->observations[1] = env->x_dot;
+    env->observations[2] = env->theta;
+    env->observations[3] = env->theta_dot;
+}
+
+static void cartpole_new_episode(Cartpole *env) {
+    env->tick = 0;
+    env->x = rng_uniform(&env->rng, -CARTPOLE_INIT_RANGE, CARTPOLE_INIT_RANGE);
+    env->x_dot = rng_uniform(&env->rng, -CARTPOLE_INIT_RANGE, CARTPOLE_INIT_RANGE);
+    env->theta = rng_uniform(&env->rng, -CARTPOLE_INIT_RANGE, CARTPOLE_INIT_RANGE);
+    env->theta_dot = rng_uniform(&env->rng, -CARTPOLE_INIT_RANGE, CARTPOLE_INIT_RANGE);
+    cartpole_observe(env);
+}
+
+static void c_reset(Cartpole *env) {
+    cartpole_new_episode(env);
+    env->rewards[0] = 0.0f;
+    env->terminals[0] = 0;
+    env->truncations[0] = 0;
+}
+
+static float cartpole_force(const Cartpole *env) {
+#ifdef CARTPOLE_CONTINUOUS
+    /* fmaxf first: it maps NaN to -1, so no action can leave [-1, 1]. */
+    return CARTPOLE_FORCE * fminf(fmaxf(env->actions[0], -1.0f), 1.0f);
+#else
+    return env->actions[0] == 1 ? CARTPOLE_FORCE : -CARTPOLE_FORCE;
+#endif
+}
+
+static void c_step(Cartpole *env) {
+    const float total_mass = CARTPOLE_CART_MASS + CARTPOLE_POLE_MASS;
+    const float pole_moment = CARTPOLE_POLE_MASS * CARTPOLE_POLE_HALF_LENGTH;
+    float force = cartpole_force(env);
+    float cos_theta = cosf(env->theta), sin_theta = sinf(env->theta);
+    float temp = (force + pole_moment * env->theta_dot * env->theta_dot * sin_theta) / total_mass;
+    float theta_acc = (CARTPOLE_GRAVITY * sin_theta - cos_theta * temp) /
+                      (CARTPOLE_POLE_HALF_LENGTH *
+                       (4.0f / 3.0f - CARTPOLE_POLE_MASS * cos_theta * cos_theta / total_mass));
+    float x_acc = temp - pole_moment * theta_acc * cos_theta / total_mass;
+    env->x += CARTPOLE_TAU * env->x_dot;
+    env->x_dot += CARTPOLE_TAU * x_acc;
+    env->theta += CARTPOLE_TAU * env->theta_dot;
+    env->theta_dot += CARTPOLE_TAU * theta_acc;
+    env->tick++;
+
+    int terminal = env->x < -CARTPOLE_X_LIMIT || env->x > CARTPOLE_X_LIMIT ||
+                   env->theta < -CARTPOLE_THETA_LIMIT || env->theta > CARTPOLE_THETA_LIMIT;
+    int truncation = !terminal && env->tick >= env->max_steps;
+    env->rewards[0] = 1.0f;
+    env->terminals[0] = (uint8_t)terminal;
+    env->truncations[0] = (uint8_t)truncation;
+    if (terminal || truncation) {
+        env->log.episode_return += (float)env->tick;
+        env->log.episode_length += (float)env->tick;
+        env->log.score += (float)truncation;
+        env->log.n += 1.0f;
+        cartpole_new_episode(env);
+    } else {
+        cartpole_observe(env);
+    }
+}
+
+static void c_frame_size(const Cartpole *env, int *width, int *height) {
+    (void)env;
+    *width = CARTPOLE_FRAME_WIDTH;
+    *height = CARTPOLE_FRAME_HEIGHT;
+}
+
+static void c_render(const Cartpole *env, Canvas *canvas) {
+    const float scale = CARTPOLE_FRAME_WIDTH / (2.0f * CARTPOLE_X_LIMIT); /* pixels per metre */
+    const int track_y = CARTPOLE_FRAME_HEIGHT * 3 / 4;
+    const float pole_pixels = 2.0f * CARTPOLE_POLE_HALF_LENGTH * scale;
+    raster_clear(canvas, COLOR_BACKGROUND);
+    raster_rect(canvas, 0, track_y, CARTPOLE_FRAME_WIDTH, 2, COLOR_GRAY);
+    int cart_x = (int)(CARTPOLE_FRAME_WIDTH / 2 + env->x * scale);
+    raster_rect(canvas, cart_x - 25, track_y - 15, 50, 30, COLOR_CYAN);
+    /* The pole as a chain of small circles from the axle along theta. */
+    for (int i = 0; i <= 40; i++) {
+        float along = pole_pixels * (float)i / 40.0f;
+        int px = cart_x + (int)(along * sinf(env->theta));
+        int py = track_y - 15 - (int)(along * cosf(env->theta));
+        raster_circle(canvas, px, py, 4, COLOR_ORANGE);
+    }
+    raster_circle(canvas, cart_x, track_y - 15, 5, COLOR_GRAY);
+    raster_number(canvas, 10, 10, env->tick, 4, COLOR_WHITE);
+}
+
+static void c_close(Cartpole *env) {
+    (void)env;
+}
+
+#endif

@@ -1,0 +1,248 @@
+/* Snake, many at once: `num_snakes` snakes share one grid strewn with food. A snake that eats
+ * grows by one; one that runs into a wall or any snake's body dies, its body becomes food
+ * (a corpse), and it respawns at a random free cell with length 1. Each snake is an agent with
+ * its own episodes: death is its terminal, max_steps its truncation.
+ *
+ * Observation: 121 int8, the 11x11 cells centred on the snake's head, row-major (EMPTY, FOOD,
+ * CORPSE, WALL, SNAKE). Actions: Discrete(4): up, down, left, right. The tail moves away
+ * before the head arrives, so a snake may follow its own tail.
+ */
+#ifndef PUFFER_SNAKE_H
+#define PUFFER_SNAKE_H
+
+#include "../puffer.h"
+#include "../raster.h"
+
+enum { SNAKE_VISION = 5, SNAKE_VIEW = 2 * SNAKE_VISION + 1, SNAKE_OBS = SNAKE_VIEW * SNAKE_VIEW };
+enum { SNAKE_UP, SNAKE_DOWN, SNAKE_LEFT, SNAKE_RIGHT };
+enum { SNAKE_EMPTY = 0, SNAKE_FOOD = 1, SNAKE_CORPSE = 2, SNAKE_WALL = 3, SNAKE_BODY = 4 };
+enum { SNAKE_CELL_PIXELS = 8 };
+
+typedef struct {
+    float episode_return;
+    float episode_length;
+    float score; /* length at death or truncation */
+    float n;
+} Log;
+_Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
+static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "n"};
+_Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
+               "one name per Log field");
+
+typedef struct {
+    int *body; /* ring buffer of cell indices, max_length long; head at body[head] */
+    int head, length, tick;
+    float episode_return;
+} SnakeBody;
+
+typedef struct {
+    int8_t *observations; /* (num_snakes, 121) */
+    int32_t *actions;     /* (num_snakes,) */
+    float *rewards;
+    uint8_t *terminals;
+    uint8_t *truncations;
+    int num_agents;
+    uint64_t rng;
+    Log log;
+    int width, height;  /* config: playable cells */
+    int num_snakes;     /* config: agents per env */
+    int num_food;       /* config: food cells kept on the grid */
+    int max_length;     /* config: a snake stops growing here */
+    int max_steps;      /* config: steps per snake episode before truncation */
+    float reward_food;  /* config: per food or corpse cell eaten */
+    float reward_death; /* config: on collision */
+    int stride;         /* grid row length: width plus a wall of SNAKE_VISION on each side */
+    int8_t *grid;       /* (height + 2 * vision) x stride, walls around the playable cells */
+    SnakeBody *snakes;
+    int *bodies; /* backing store of every snake's ring buffer */
+} Snake;
+
+static const PufferField CONFIG[] = {
+    {"width", offsetof(Snake, width), PUFFER_INT},
+    {"height", offsetof(Snake, height), PUFFER_INT},
+    {"num_snakes", offsetof(Snake, num_snakes), PUFFER_INT},
+    {"num_food", offsetof(Snake, num_food), PUFFER_INT},
+    {"max_length", offsetof(Snake, max_length), PUFFER_INT},
+    {"max_steps", offsetof(Snake, max_steps), PUFFER_INT},
+    {"reward_food", offsetof(Snake, reward_food), PUFFER_FLOAT},
+    {"reward_death", offsetof(Snake, reward_death), PUFFER_FLOAT},
+    {NULL, 0, PUFFER_INT},
+};
+
+static void c_init(Snake *env) {
+    env->num_agents = env->num_snakes;
+    env->stride = env->width + 2 * SNAKE_VISION;
+    env->grid = (int8_t *)calloc((size_t)env->stride * (env->height + 2 * SNAKE_VISION), 1);
+    env->snakes = (SnakeBody *)calloc((size_t)env->num_snakes, sizeof(SnakeBody));
+    env->bodies = (int *)calloc((size_t)env->num_snakes * env->max_length, sizeof(int));
+    for (int i = 0; i < env->num_snakes; i++)
+        env->snakes[i].body = env->bodies + i * env->max_length;
+}
+
+/* A uniformly random empty playable cell. Rejection sampling first (the grid is mostly free);
+ * should corpses ever fill it, they are cleared: the config keeps bodies and food below the
+ * cell count, so a free cell then exists. */
+static int snake_free_cell(Snake *env) {
+    for (int attempt = 0; attempt < 64; attempt++) {
+        int row = SNAKE_VISION + rng_int(&env->rng, env->height);
+        int col = SNAKE_VISION + rng_int(&env->rng, env->width);
+        int cell = row * env->stride + col;
+        if (env->grid[cell] == SNAKE_EMPTY) return cell;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int row = SNAKE_VISION; row < SNAKE_VISION + env->height; row++) {
+            for (int col = SNAKE_VISION; col < SNAKE_VISION + env->width; col++) {
+                int8_t *cell = env->grid + row * env->stride + col;
+                if (pass == 1 && *cell == SNAKE_CORPSE) *cell = SNAKE_EMPTY;
+                if (*cell == SNAKE_EMPTY) return row * env->stride + col;
+            }
+        }
+    }
+    return SNAKE_VISION * env->stride + SNAKE_VISION; /* unreachable under a valid config */
+}
+
+static void snake_observe(Snake *env, int i) {
+    const SnakeBody *s = &env->snakes[i];
+    const int8_t *corner = env->grid + s->body[s->head] - SNAKE_VISION * env->stride - SNAKE_VISION;
+    int8_t *obs = env->observations + i * SNAKE_OBS;
+    for (int row = 0; row < SNAKE_VIEW; row++) {
+        memcpy(obs + row * SNAKE_VIEW, corner + row * env->stride, SNAKE_VIEW);
+    }
+}
+
+static void snake_spawn(Snake *env, int i) {
+    SnakeBody *s = &env->snakes[i];
+    s->head = 0;
+    s->length = 1;
+    s->tick = 0;
+    s->episode_return = 0.0f;
+    s->body[0] = snake_free_cell(env);
+    env->grid[s->body[0]] = SNAKE_BODY;
+}
+
+static void c_reset(Snake *env) {
+    const int rows = env->height + 2 * SNAKE_VISION;
+    memset(env->grid, SNAKE_WALL, (size_t)rows * env->stride);
+    for (int row = SNAKE_VISION; row < SNAKE_VISION + env->height; row++) {
+        memset(env->grid + row * env->stride + SNAKE_VISION, SNAKE_EMPTY, env->width);
+    }
+    for (int i = 0; i < env->num_snakes; i++)
+        snake_spawn(env, i);
+    for (int f = 0; f < env->num_food; f++)
+        env->grid[snake_free_cell(env)] = SNAKE_FOOD;
+    for (int i = 0; i < env->num_snakes; i++) {
+        snake_observe(env, i);
+        env->rewards[i] = 0.0f;
+        env->terminals[i] = 0;
+        env->truncations[i] = 0;
+    }
+}
+
+static void snake_end_episode(Snake *env, int i) {
+    SnakeBody *s = &env->snakes[i];
+    env->log.episode_return += s->episode_return;
+    env->log.episode_length += (float)s->tick;
+    env->log.score += (float)s->length;
+    env->log.n += 1.0f;
+}
+
+/* Moves snake i one cell; the caller writes its observation afterwards. */
+static void snake_move(Snake *env, int i) {
+    static const int DROW[4] = {-1, 1, 0, 0}, DCOL[4] = {0, 0, -1, 1};
+    SnakeBody *s = &env->snakes[i];
+    int action = env->actions[i];
+    if (action < 0 || action > 3) action = SNAKE_UP; /* never index with an unchecked action */
+    int next = s->body[s->head] + DROW[action] * env->stride + DCOL[action];
+    int8_t cell = env->grid[next];
+    int eats = cell == SNAKE_FOOD || cell == SNAKE_CORPSE;
+    s->tick++;
+    env->rewards[i] = 0.0f;
+    env->terminals[i] = 0;
+    env->truncations[i] = 0;
+    if (!eats || s->length >= env->max_length) {
+        /* The tail leaves first, so a snake may follow its own tail. */
+        int tail = (s->head - s->length + 1 + env->max_length) % env->max_length;
+        env->grid[s->body[tail]] = SNAKE_EMPTY;
+        s->length--;
+        cell = env->grid[next];
+    }
+    if (cell == SNAKE_WALL || cell == SNAKE_BODY) {
+        env->rewards[i] = env->reward_death;
+        env->terminals[i] = 1;
+        s->episode_return += env->reward_death;
+        s->length++; /* the length it reached, for the log */
+        snake_end_episode(env, i);
+        for (int k = 0; k < s->length - 1; k++) { /* the tail cell is already free */
+            int index = (s->head - k + env->max_length) % env->max_length;
+            env->grid[s->body[index]] = SNAKE_CORPSE;
+        }
+        snake_spawn(env, i);
+        return;
+    }
+    s->head = (s->head + 1) % env->max_length;
+    s->body[s->head] = next;
+    s->length++;
+    env->grid[next] = SNAKE_BODY;
+    if (eats) {
+        env->rewards[i] = env->reward_food;
+        s->episode_return += env->reward_food;
+        if (cell == SNAKE_FOOD) env->grid[snake_free_cell(env)] = SNAKE_FOOD;
+    }
+    if (s->tick >= env->max_steps) {
+        env->truncations[i] = 1;
+        snake_end_episode(env, i);
+        for (int k = 0; k < s->length; k++) {
+            env->grid[s->body[(s->head - k + env->max_length) % env->max_length]] = SNAKE_EMPTY;
+        }
+        snake_spawn(env, i);
+    }
+}
+
+static void c_step(Snake *env) {
+    for (int i = 0; i < env->num_snakes; i++)
+        snake_move(env, i);
+    /* After every snake moved, so each sees the same grid. */
+    for (int i = 0; i < env->num_snakes; i++)
+        snake_observe(env, i);
+}
+
+static void c_frame_size(const Snake *env, int *width, int *height) {
+    *width = env->width * SNAKE_CELL_PIXELS;
+    *height = env->height * SNAKE_CELL_PIXELS;
+}
+
+static void c_render(const Snake *env, Canvas *canvas) {
+    const Color colors[] = {COLOR_BACKGROUND, COLOR_GREEN, COLOR_ORANGE, COLOR_GRAY};
+    const Color snake_colors[] = {COLOR_RED, COLOR_BLUE, COLOR_YELLOW, COLOR_MAGENTA, COLOR_CYAN};
+    const int px = SNAKE_CELL_PIXELS;
+    raster_clear(canvas, COLOR_BACKGROUND);
+    for (int row = 0; row < env->height; row++) {
+        for (int col = 0; col < env->width; col++) {
+            int8_t cell = env->grid[(row + SNAKE_VISION) * env->stride + col + SNAKE_VISION];
+            if (cell == SNAKE_FOOD || cell == SNAKE_CORPSE) {
+                raster_circle(canvas, col * px + px / 2, row * px + px / 2, px / 2 - 1,
+                              colors[cell]);
+            }
+        }
+    }
+    for (int i = 0; i < env->num_snakes; i++) {
+        const SnakeBody *s = &env->snakes[i];
+        Color color = snake_colors[i % 5];
+        for (int k = 0; k < s->length; k++) {
+            int cell = s->body[(s->head - k + env->max_length) % env->max_length];
+            int row = cell / env->stride - SNAKE_VISION, col = cell % env->stride - SNAKE_VISION;
+            raster_rect(canvas, col * px, row * px, px, px, k == 0 ? COLOR_WHITE : color);
+        }
+    }
+}
+
+static void c_close(Snake *env) {
+    free(env->grid);
+    free(env->snakes);
+    free(env->bodies);
+    env->grid = NULL;
+    env->snakes = NULL;
+    env->bodies = NULL;
+}
+
+#endif

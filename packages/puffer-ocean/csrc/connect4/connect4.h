@@ -1,0 +1,221 @@
+/* Connect4: the standard 6x7 Connect Four against a scripted opponent.
+ *
+ * The agent drops a piece into one of 7 columns; four in a row (horizontal, vertical or
+ * diagonal) wins. The opponent plays after each agent move: it takes an immediate win if it has
+ * one, otherwise blocks the agent's immediate win, otherwise picks a random non-full column.
+ * Who moves first is drawn per episode (CONNECT4_OPPONENT_FIRST_PROB).
+ *
+ * Rewards: +1 win, -1 loss, 0 draw (full board), all terminal. An illegal move (into a full
+ * column) loses at once: reward CONNECT4_ILLEGAL_REWARD and a terminal, so a policy learns
+ * legality from the same signal as play; Log.illegal counts these.
+ *
+ * Observation (42 float32 in {-1, 0, 1}): cell (row r, column c) at index r * 7 + c, row 0 at
+ * the bottom; +1 is the agent's piece, -1 the opponent's, 0 empty. Actions: Discrete(7).
+ */
+#ifndef PUFFER_CONNECT4_H
+#define PUFFER_CONNECT4_H
+
+#include "../puffer.h"
+#include "../raster.h"
+
+enum { CONNECT4_ROWS = 6, CONNECT4_COLS = 7, CONNECT4_OBS = CONNECT4_ROWS * CONNECT4_COLS };
+enum { CONNECT4_WIN_LENGTH = 4 };   /* pieces in a row that win */
+enum { CONNECT4_CELL_PIXELS = 64 }; /* rendered cell size */
+enum { CONNECT4_EMPTY = 0, CONNECT4_AGENT = 1, CONNECT4_OPPONENT = -1 };
+typedef enum { CONNECT4_WIN, CONNECT4_LOSS, CONNECT4_DRAW, CONNECT4_ILLEGAL } Connect4Outcome;
+
+/* Indexed by Connect4Outcome. */
+static const float CONNECT4_REWARDS[4] = {1.0f, -1.0f, 0.0f, -1.0f};
+static const float CONNECT4_OPPONENT_FIRST_PROB = 0.5f; /* chance the opponent opens */
+
+typedef struct {
+    float episode_return;
+    float episode_length; /* agent moves */
+    float win;            /* 1 for a win, else 0: its mean is the win rate */
+    float draw;
+    float loss; /* includes illegal moves */
+    float illegal;
+    float n;
+} Log;
+_Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
+static const char *LOG_NAMES[] = {"episode_return", "episode_length", "win", "draw",
+                                  "loss",           "illegal",        "n"};
+_Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
+               "one name per Log field");
+
+typedef struct {
+    float *observations;  /* (1, CONNECT4_OBS), caller-owned */
+    int32_t *actions;     /* (1,) */
+    float *rewards;       /* (1,) */
+    uint8_t *terminals;   /* (1,) */
+    uint8_t *truncations; /* (1,) */
+    int num_agents;
+    uint64_t rng;
+    Log log;
+    int tick;
+    int8_t board[CONNECT4_ROWS][CONNECT4_COLS];
+    int heights[CONNECT4_COLS];
+    int moves; /* pieces on the board, both players */
+} Connect4;
+
+static const PufferField CONFIG[] = {{NULL, 0, PUFFER_INT}};
+
+/* Does the piece at (row, col) complete a line of CONNECT4_WIN_LENGTH for its owner? */
+static int connect4_wins_at(const Connect4 *env, int row, int col) {
+    static const int DIRS[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    const int8_t who = env->board[row][col];
+    for (int d = 0; d < 4; d++) {
+        int count = 1;
+        for (int sign = -1; sign <= 1; sign += 2) {
+            int r = row + sign * DIRS[d][0], c = col + sign * DIRS[d][1];
+            while (r >= 0 && r < CONNECT4_ROWS && c >= 0 && c < CONNECT4_COLS &&
+                   env->board[r][c] == who) {
+                count++;
+                r += sign * DIRS[d][0];
+                c += sign * DIRS[d][1];
+            }
+        }
+        if (count >= CONNECT4_WIN_LENGTH) return 1;
+    }
+    return 0;
+}
+
+/* Drops `who` into `col`, which must not be full; returns whether that move wins. */
+static int connect4_drop(Connect4 *env, int col, int8_t who) {
+    int row = env->heights[col]++;
+    env->board[row][col] = who;
+    env->moves++;
+    return connect4_wins_at(env, row, col);
+}
+
+static void connect4_undo(Connect4 *env, int col) {
+    env->board[--env->heights[col]][col] = CONNECT4_EMPTY;
+    env->moves--;
+}
+
+/* A column where `who` wins with one move, or -1. */
+static int connect4_winning_column(Connect4 *env, int8_t who) {
+    for (int c = 0; c < CONNECT4_COLS; c++) {
+        if (env->heights[c] == CONNECT4_ROWS) continue;
+        int wins = connect4_drop(env, c, who);
+        connect4_undo(env, c);
+        if (wins) return c;
+    }
+    return -1;
+}
+
+/* The scripted opponent: win, else block, else a uniformly random legal column. */
+static int connect4_opponent_column(Connect4 *env) {
+    int col = connect4_winning_column(env, CONNECT4_OPPONENT);
+    if (col >= 0) return col;
+    col = connect4_winning_column(env, CONNECT4_AGENT);
+    if (col >= 0) return col;
+    int legal[CONNECT4_COLS], n = 0;
+    for (int c = 0; c < CONNECT4_COLS; c++) {
+        if (env->heights[c] < CONNECT4_ROWS) legal[n++] = c;
+    }
+    return legal[rng_int(&env->rng, n)];
+}
+
+static void connect4_observe(Connect4 *env) {
+    for (int r = 0; r < CONNECT4_ROWS; r++) {
+        for (int c = 0; c < CONNECT4_COLS; c++) {
+            env->observations[r * CONNECT4_COLS + c] = (float)env->board[r][c];
+        }
+    }
+}
+
+/* Starts a new episode without touching rewards or flags (see connect4_end). */
+static void connect4_new_episode(Connect4 *env) {
+    memset(env->board, 0, sizeof(env->board));
+    memset(env->heights, 0, sizeof(env->heights));
+    env->moves = 0;
+    env->tick = 0;
+    if (rng_float(&env->rng) < CONNECT4_OPPONENT_FIRST_PROB) {
+        connect4_drop(env, connect4_opponent_column(env), CONNECT4_OPPONENT);
+    }
+    connect4_observe(env);
+}
+
+static void c_init(Connect4 *env) {
+    env->num_agents = 1;
+}
+
+static void c_reset(Connect4 *env) {
+    env->rewards[0] = 0.0f;
+    env->terminals[0] = 0;
+    env->truncations[0] = 0;
+    connect4_new_episode(env);
+}
+
+static void connect4_end(Connect4 *env, Connect4Outcome outcome) {
+    const float reward = CONNECT4_REWARDS[outcome];
+    env->rewards[0] = reward;
+    env->terminals[0] = 1;
+    env->log.episode_return += reward;
+    env->log.episode_length += (float)env->tick;
+    env->log.win += outcome == CONNECT4_WIN ? 1.0f : 0.0f;
+    env->log.draw += outcome == CONNECT4_DRAW ? 1.0f : 0.0f;
+    env->log.loss += outcome == CONNECT4_LOSS || outcome == CONNECT4_ILLEGAL ? 1.0f : 0.0f;
+    env->log.illegal += outcome == CONNECT4_ILLEGAL ? 1.0f : 0.0f;
+    env->log.n += 1.0f;
+    /* The row keeps this step's reward and terminal but already shows the next episode. */
+    connect4_new_episode(env);
+}
+
+static void c_step(Connect4 *env) {
+    env->tick++;
+    env->rewards[0] = 0.0f;
+    env->terminals[0] = 0;
+    env->truncations[0] = 0;
+    const int col = env->actions[0];
+    if (col < 0 || col >= CONNECT4_COLS || env->heights[col] == CONNECT4_ROWS) {
+        connect4_end(env, CONNECT4_ILLEGAL);
+        return;
+    }
+    if (connect4_drop(env, col, CONNECT4_AGENT)) {
+        connect4_end(env, CONNECT4_WIN);
+        return;
+    }
+    if (env->moves == CONNECT4_OBS) {
+        connect4_end(env, CONNECT4_DRAW);
+        return;
+    }
+    if (connect4_drop(env, connect4_opponent_column(env), CONNECT4_OPPONENT)) {
+        connect4_end(env, CONNECT4_LOSS);
+        return;
+    }
+    if (env->moves == CONNECT4_OBS) {
+        connect4_end(env, CONNECT4_DRAW);
+        return;
+    }
+    connect4_observe(env);
+}
+
+static void c_frame_size(const Connect4 *env, int *width, int *height) {
+    (void)env;
+    *width = CONNECT4_COLS * CONNECT4_CELL_PIXELS;
+    *height = CONNECT4_ROWS * CONNECT4_CELL_PIXELS;
+}
+
+static void c_render(const Connect4 *env, Canvas *canvas) {
+    const int px = CONNECT4_CELL_PIXELS;
+    raster_clear(canvas, COLOR_BLUE);
+    for (int r = 0; r < CONNECT4_ROWS; r++) {
+        for (int c = 0; c < CONNECT4_COLS; c++) {
+            const int8_t cell = env->board[r][c];
+            Color color = cell == CONNECT4_AGENT      ? COLOR_RED
+                          : cell == CONNECT4_OPPONENT ? COLOR_YELLOW
+                                                      : COLOR_BACKGROUND;
+            /* Row 0 is the bottom of the board, drawn last on screen. */
+            raster_circle(canvas, c * px + px / 2, (CONNECT4_ROWS - 1 - r) * px + px / 2,
+                          px / 2 - 4, color);
+        }
+    }
+}
+
+static void c_close(Connect4 *env) {
+    (void)env;
+}
+
+#endif

@@ -1,0 +1,201 @@
+"""Game rules of the connect4, g2048 and tetris headers, checked in C on hand-built states.
+
+Each test compiles a short C program against one header (with AddressSanitizer and UBSan) that
+sets up a position, applies the rule and CHECKs the outcome; a failed CHECK prints its line.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CSRC = Path(__file__).resolve().parents[1] / "csrc"
+CC = shutil.which("gcc") or shutil.which("cc")
+
+PRELUDE = """
+#include <stdio.h>
+#include HEADER
+#define CHECK(c)                                                      \\
+    do {                                                              \\
+        if (!(c)) {                                                   \\
+            printf("CHECK failed at line %d: %s\\n", __LINE__, #c);  \\
+            return 1;                                                 \\
+        }                                                             \\
+    } while (0)
+static float rewards[1];
+static int32_t actions[1];
+static uint8_t terminals[1], truncations[1];
+#define BIND(env, obs)                 \\
+    (env)->observations = (obs);       \\
+    (env)->actions = actions;          \\
+    (env)->rewards = rewards;          \\
+    (env)->terminals = terminals;      \\
+    (env)->truncations = truncations;  \\
+    c_init(env);                       \\
+    (env)->rng = 1;                    \\
+    c_reset(env)
+"""
+
+
+def run_c(tmp_path: Path, header: str, body: str) -> None:
+    source = tmp_path / "rules.c"
+    source.write_text(f'#define HEADER "{header}"\n{PRELUDE}\nint main(void) {{\n{body}\n}}\n')
+    binary = tmp_path / "rules"
+    # The snippets call only some of a header's functions: unused ones are expected.
+    flags = ["-std=c11", "-Wall", "-Werror", "-Wno-unused-function", "-g", "-O1"]
+    sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    build = subprocess.run(
+        [CC, *flags, *sanitize, f"-I{CSRC}", str(source), "-o", str(binary), "-lm"],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
+
+
+def test_ocean_b_g2048_slides_and_merges(tmp_path: Path) -> None:
+    run_c(
+        tmp_path,
+        "g2048/g2048.h",
+        """
+    G2048 env = {0};
+    uint8_t obs[G2048_OBS];
+    BIND(&env, obs);
+    int levels = 0;
+    float points = 0;
+    /* "2 2 4 ." left: the 2s merge once, the 4 does not merge with the new 4. */
+    memset(env.board, 0, sizeof(env.board));
+    env.board[0] = 1, env.board[1] = 1, env.board[2] = 2;
+    CHECK(g2048_slide(&env, G2048_LEFT, &levels, &points));
+    CHECK(env.board[0] == 2 && env.board[1] == 2 && env.board[2] == 0 && env.board[3] == 0);
+    CHECK(levels == 2 && points == 4.0f);
+    /* "2 2 2 2" right: two merges, both toward the right. */
+    memset(env.board, 0, sizeof(env.board));
+    levels = 0, points = 0;
+    for (int c = 0; c < 4; c++) env.board[4 + c] = 1;
+    CHECK(g2048_slide(&env, G2048_RIGHT, &levels, &points));
+    CHECK(env.board[4] == 0 && env.board[5] == 0 && env.board[6] == 2 && env.board[7] == 2);
+    CHECK(levels == 4 && points == 8.0f);
+    /* Column 0 "2 . 2 ." up becomes "4 . . .". */
+    memset(env.board, 0, sizeof(env.board));
+    env.board[0] = 1, env.board[8] = 1;
+    CHECK(g2048_slide(&env, G2048_UP, &levels, &points));
+    CHECK(env.board[0] == 2 && env.board[8] == 0);
+    /* A move that changes nothing reports so. */
+    CHECK(!g2048_slide(&env, G2048_UP, &levels, &points));
+    /* A full checkerboard has no move left. */
+    for (int i = 0; i < G2048_OBS; i++) env.board[i] = (uint8_t)(1 + ((i / 4 + i % 4) % 2));
+    CHECK(!g2048_can_move(&env));
+    env.board[1] = 1;
+    CHECK(g2048_can_move(&env));
+    /* A step merges, pays 0.01 per level, and spawns one 2 or 4. */
+    memset(env.board, 0, sizeof(env.board));
+    env.board[2] = 1, env.board[3] = 1;
+    actions[0] = G2048_LEFT;
+    c_step(&env);
+    CHECK(rewards[0] == 2 * G2048_MERGE_REWARD && !terminals[0]);
+    int tiles = 0, total = 0;
+    for (int i = 0; i < G2048_OBS; i++) tiles += obs[i] > 0, total += obs[i] ? 1 << obs[i] : 0;
+    CHECK(obs[0] == 2 && tiles == 2 && (total == 6 || total == 8));
+    return 0;""",
+    )
+
+
+def test_ocean_b_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
+    run_c(
+        tmp_path,
+        "connect4/connect4.h",
+        """
+    Connect4 env = {0};
+    float obs[CONNECT4_OBS];
+    BIND(&env, obs);
+    memset(env.board, 0, sizeof(env.board));
+    memset(env.heights, 0, sizeof(env.heights));
+    env.moves = 0;
+    /* Agent holds columns 0-2 of the bottom row: column 3 wins, so the opponent blocks it. */
+    for (int c = 0; c < 3; c++) connect4_drop(&env, c, CONNECT4_AGENT);
+    CHECK(connect4_winning_column(&env, CONNECT4_AGENT) == 3);
+    CHECK(connect4_opponent_column(&env) == 3);
+    /* With its own win available (three high in column 6) the opponent takes it instead. */
+    for (int i = 0; i < 3; i++) connect4_drop(&env, 6, CONNECT4_OPPONENT);
+    CHECK(connect4_opponent_column(&env) == 6);
+    /* The agent plays column 3: a win, reward 1, terminal, and a fresh board after. */
+    actions[0] = 3;
+    c_step(&env);
+    CHECK(rewards[0] == 1.0f && terminals[0] == 1 && env.log.win == 1.0f);
+    CHECK(env.moves <= 1);
+    /* A diagonal counts. */
+    memset(env.board, 0, sizeof(env.board));
+    for (int i = 0; i < 4; i++) env.board[i][i] = CONNECT4_AGENT;
+    CHECK(connect4_wins_at(&env, 2, 2));
+    env.board[3][3] = CONNECT4_OPPONENT;
+    CHECK(!connect4_wins_at(&env, 2, 2));
+    /* A move into a full column loses at once. */
+    memset(env.board, 0, sizeof(env.board));
+    memset(env.heights, 0, sizeof(env.heights));
+    env.moves = 0;
+    for (int r = 0; r < CONNECT4_ROWS; r++) {
+        connect4_drop(&env, 5, r % 2 ? CONNECT4_AGENT : CONNECT4_OPPONENT);
+    }
+    actions[0] = 5;
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] == 1 && env.log.illegal == 1.0f);
+    return 0;""",
+    )
+
+
+def test_ocean_b_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
+    run_c(
+        tmp_path,
+        "tetris/tetris.h",
+        """
+    Tetris env = {0};
+    float obs[TETRIS_OBS];
+    BIND(&env, obs);
+    /* Bottom row full but for columns 3-6: a flat I hard-dropped there clears one line. */
+    memset(env.well, 0, sizeof(env.well));
+    for (int c = 0; c < TETRIS_COLS; c++) env.well[19][c] = (c >= 3 && c <= 6) ? 0 : 1;
+    env.well[18][0] = 2; /* a block above the line falls into row 19 */
+    env.piece = 0, env.rotation = 0, env.x = 3, env.y = 0;
+    actions[0] = TETRIS_HARD_DROP;
+    c_step(&env);
+    CHECK(rewards[0] == TETRIS_LINE_REWARD[1] && env.lines == 1.0f && !terminals[0]);
+    CHECK(env.well[19][0] == 2 && env.well[18][0] == 0 && env.well[19][1] == 0);
+    /* Four rows full but for column 0: a vertical I clears all four, the best reward. */
+    memset(env.well, 0, sizeof(env.well));
+    for (int r = 16; r < TETRIS_ROWS; r++) {
+        for (int c = 1; c < TETRIS_COLS; c++) env.well[r][c] = 1;
+    }
+    env.piece = 0, env.rotation = 1, env.x = -2, env.y = 0;
+    /* Rotating against the wall is refused, not kicked. */
+    actions[0] = TETRIS_ROTATE_CW;
+    c_step(&env);
+    CHECK(env.rotation == 1);
+    actions[0] = TETRIS_HARD_DROP;
+    c_step(&env);
+    CHECK(rewards[0] == TETRIS_LINE_REWARD[4] && env.lines == 5.0f);
+    for (int r = 0; r < TETRIS_ROWS; r++) {
+        for (int c = 0; c < TETRIS_COLS; c++) CHECK(env.well[r][c] == 0);
+    }
+    /* Gravity: one row every TETRIS_GRAVITY_PERIOD no-ops. */
+    const int y = env.y;
+    actions[0] = TETRIS_NOOP;
+    for (int i = 0; i < TETRIS_GRAVITY_PERIOD; i++) c_step(&env);
+    CHECK(env.y == y + 1);
+    /* A stack under the spawn point: the next piece cannot enter, so the game ends. */
+    memset(env.well, 0, sizeof(env.well));
+    for (int r = 1; r < TETRIS_ROWS; r++) env.well[r][4] = env.well[r][5] = 1;
+    env.piece = 1, env.rotation = 0, env.x = -1, env.y = 0; /* an O over columns 0-1 */
+    const float episodes = env.log.n;
+    actions[0] = TETRIS_HARD_DROP;
+    c_step(&env);
+    CHECK(terminals[0] == 1 && env.log.n == episodes + 1 && env.log.score == 5.0f);
+    return 0;""",
+    )

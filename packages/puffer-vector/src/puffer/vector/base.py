@@ -1,0 +1,396 @@
+"""What every vectorizer shares: sizes, the call-order state machine, action checks, batches.
+
+A vectorizer runs `num_envs` copies of one env, split across `num_workers` workers that each
+own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
+`Buffer` (DESIGN.md §2). A batch is `batch_size` envs, always a whole number of workers.
+Backends (`Serial`, `Multiprocessing`, `Ray`) implement four hooks: `_start_reset`,
+`_start_step`, `_wait` and `_shutdown`; this class does the rest.
+
+Call order (the `_expect` state machine):
+
+    (new) --async_reset--> RECV --recv--> SEND --send--> RECV ...
+    reset/async_reset are legal whenever no recv() is pending; close() always is;
+    after a WorkerError only close() is.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+
+from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
+from puffer.core import env_creator as registry_creator
+
+__all__ = ["EnvSpec", "RecvResult", "Vectorizer"]
+
+Infos = list[dict[str, Any]]
+RecvResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos, np.ndarray, np.ndarray]
+EnvCreator = Callable[..., PufferEnv]
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What a vectorizer must know about its env before it allocates memory.
+
+    Learned from one probe env built in the parent with its own small buffer, then closed
+    (`EnvSpec.probe`); every worker checks its envs against it.
+    """
+
+    num_agents: int
+    single_observation_space: spaces.Box
+    single_action_space: spaces.Space
+    obs_layout: Any
+    action_layout: Any
+
+    @classmethod
+    def of(cls, env: PufferEnv) -> EnvSpec:
+        return cls(
+            int(env.num_agents),
+            env.single_observation_space,
+            env.single_action_space,
+            env.obs_layout,
+            env.action_layout,
+        )
+
+    @classmethod
+    def probe(cls, creator: EnvCreator, env_args: Sequence, env_kwargs: dict) -> EnvSpec:
+        """Build one env with `buf=None`, read its spec and close it."""
+        env = creator(*env_args, buf=None, **env_kwargs)
+        try:
+            if not isinstance(env, PufferEnv):
+                raise APIUsageError(
+                    f"env creator {creator!r} returned {type(env).__name__}, expected a "
+                    "PufferEnv; wrap Gymnasium envs with puffer.core.GymnasiumPufferEnv"
+                )
+            return cls.of(env)
+        finally:
+            env.close()
+
+    def check(self, env: PufferEnv, owner: str) -> None:
+        """Raise `APIUsageError` unless `env` has this spec (envs of one vectorizer must match)."""
+        actual = EnvSpec.of(env)
+        for name in ("num_agents", "single_observation_space", "single_action_space"):
+            if getattr(actual, name) != getattr(self, name):
+                raise APIUsageError(
+                    f"{owner}: env {env!r} has {name}={getattr(actual, name)!r}, but the first "
+                    f"env had {getattr(self, name)!r}; every env of a vectorizer must match"
+                )
+
+
+class _Expect(enum.Enum):
+    """The next legal call."""
+
+    RESET = "async_reset() or reset()"
+    SEND = "send() or step()"
+    RECV = "recv()"
+    FAILED = "close()"
+
+
+class Vectorizer:
+    """Base class of the vectorizers. Build one with `puffer.vector.make`.
+
+    Attributes:
+        num_envs: env copies. num_workers: workers, each owning `envs_per_worker` envs.
+        batch_size: envs per `recv()`; `agents_per_batch` rows come back.
+        agents_per_env: rows of one env. num_agents: rows in total (`num_envs * agents_per_env`).
+        single_observation_space / single_action_space: one row's spaces.
+        observation_space / action_space: one batch's spaces (`agents_per_batch` rows).
+        obs_layout / action_layout: the env's `puffer.core.Layout` for packed spaces, or None.
+        buf: the `Buffer` of all `num_agents` rows (shared memory for Multiprocessing).
+    """
+
+    def __init__(
+        self,
+        env_creator: EnvCreator | str,
+        num_envs: int,
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        zero_copy: bool = True,
+        seed: int | None = None,
+        env_args: Sequence = (),
+        env_kwargs: dict | None = None,
+    ):
+        self.env_name = env_creator if isinstance(env_creator, str) else _name_of(env_creator)
+        self.env_creator = (
+            registry_creator(env_creator) if isinstance(env_creator, str) else env_creator
+        )
+        self.env_args = tuple(env_args)
+        self.env_kwargs = dict(env_kwargs or {})
+        num_workers = num_envs if num_workers is None else num_workers
+        batch_size = num_envs if batch_size is None else batch_size
+        self.num_envs, self.num_workers, self.batch_size = num_envs, num_workers, batch_size
+        self._check_sizes()
+        self.envs_per_worker = num_envs // num_workers
+        self.workers_per_batch = batch_size // self.envs_per_worker
+        self.zero_copy = zero_copy
+        self.closed = False
+        self._expect = _Expect.RESET
+        self._next_seed = seed
+
+        self.spec = EnvSpec.probe(self.env_creator, self.env_args, self.env_kwargs)
+        self.agents_per_env = self.spec.num_agents
+        self.agents_per_worker = self.envs_per_worker * self.agents_per_env
+        self.num_agents = num_envs * self.agents_per_env
+        self.agents_per_batch = batch_size * self.agents_per_env
+        self.single_observation_space = self.spec.single_observation_space
+        self.single_action_space = self.spec.single_action_space
+        self.obs_layout, self.action_layout = self.spec.obs_layout, self.spec.action_layout
+        self.observation_space = batch_space(self.single_observation_space, self.agents_per_batch)
+        self.action_space = batch_space(self.single_action_space, self.agents_per_batch)
+        self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
+        self._action_bounds = _discrete_bounds(self.single_action_space)
+        self._views: dict[tuple[int, ...], tuple] = {}
+        self._batch_workers: tuple[int, ...] = ()
+        self._batch_rows: slice | np.ndarray = slice(0, 0)
+        self.buf: Buffer
+
+    # Backend hooks ---------------------------------------------------------------------------
+
+    def _start_reset(self, seeds: list[int | None]) -> None:
+        """Start resetting every worker; env i gets `seeds[i]`."""
+        raise NotImplementedError
+
+    def _start_step(self, workers: tuple[int, ...]) -> None:
+        """Start stepping `workers`; their actions are already in `self.buf.actions`."""
+        raise NotImplementedError
+
+    def _wait(self) -> tuple[tuple[int, ...], Infos]:
+        """Block until a batch of `workers_per_batch` workers is ready; return them and infos.
+
+        The workers' rows of `self.buf` hold their results when this returns.
+        """
+        raise NotImplementedError
+
+    def _shutdown(self) -> None:
+        """Release workers and memory. Called once, by `close()`."""
+        raise NotImplementedError
+
+    # Asynchronous API -------------------------------------------------------------------------
+
+    def async_reset(self, seed: int | None = None) -> None:
+        """Start resetting every env; collect the first batch with `recv()`.
+
+        Env i is reset with `seed + i`. Without a seed, the first reset uses the `seed` given to
+        `make` and later ones leave the envs' generators running.
+        """
+        self._require((_Expect.RESET, _Expect.SEND), "async_reset")
+        seed, self._next_seed = (self._next_seed if seed is None else seed), None
+        seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        self._guard(self._start_reset, seeds)
+        self._expect = _Expect.RECV
+
+    def send(self, actions: np.ndarray) -> None:
+        """Start stepping the envs of the last `recv()` batch with `actions`.
+
+        Args:
+            actions: (agents_per_batch, *act_shape), integers for Discrete/MultiDiscrete
+                (inside the space), floats for Box. Copied into the shared actions rows.
+
+        Raises:
+            APIUsageError: out of order, or actions of the wrong shape, dtype or range.
+        """
+        self._require((_Expect.SEND,), "send")
+        actions = self._check_actions(actions)
+        self.buf.actions[self._batch_rows] = actions
+        self._guard(self._start_step, self._batch_workers)
+        self._expect = _Expect.RECV
+
+    def recv(self) -> RecvResult:
+        """Block until a batch is ready and return it.
+
+        Returns:
+            `(observations, rewards, terminals, truncations, infos, agent_ids, masks)`:
+            arrays of `agents_per_batch` rows (shapes as in the buffer contract), infos a flat
+            list of episode-stat dicts, agent_ids the int64 buffer rows of the batch. When the
+            batch is a contiguous block of rows (always with `zero_copy`, or when it covers
+            every env) the arrays are views of the shared buffer, valid until the next `send`;
+            otherwise they are copies.
+
+        Raises:
+            WorkerError: a worker raised (its traceback is attached) or died.
+        """
+        self._require((_Expect.RECV,), "recv")
+        workers, infos = self._guard(self._wait)
+        self._expect = _Expect.SEND
+        views = self._views.get(workers)
+        if views is None:
+            views = self._views[workers] = self._batch_views(workers)
+        self._batch_workers, self._batch_rows = workers, views[0]
+        obs, rewards, terminals, truncations, agent_ids, masks = views[1:]
+        if not isinstance(self._batch_rows, slice):
+            # Scattered workers (zero_copy=False): gather copies of their rows.
+            rows = self._batch_rows
+            obs, rewards, terminals, truncations, masks = (
+                obs[rows],
+                rewards[rows],
+                terminals[rows],
+                truncations[rows],
+                masks[rows],
+            )
+        return obs, rewards, terminals, truncations, infos, agent_ids, masks
+
+    # Synchronous API --------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, Infos]:
+        """Reset every env; returns `(observations, infos)` with all `num_agents` rows."""
+        self._require((_Expect.RESET, _Expect.SEND), "reset")
+        self._require_full_batch("reset")
+        self.async_reset(seed)
+        obs, _, _, _, infos, _, _ = self.recv()
+        return obs, infos
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos]:
+        """Step every env: `send(actions)` then `recv()`.
+
+        Returns:
+            `(observations, rewards, terminals, truncations, infos)`, views of the shared
+            buffer of `num_agents` rows (no copy): read them before the next step.
+        """
+        self._require((_Expect.SEND,), "step")
+        self._require_full_batch("step")
+        self.send(actions)
+        obs, rewards, terminals, truncations, infos, _, _ = self.recv()
+        return obs, rewards, terminals, truncations, infos
+
+    def close(self) -> None:
+        """Stop the workers and free all memory. Idempotent; safe in any state."""
+        if self.closed:
+            return
+        self.closed = True
+        self._shutdown()
+
+    def __enter__(self) -> Vectorizer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(env={self.env_name!r}, num_envs={self.num_envs}, "
+            f"workers={self.num_workers}, batch_size={self.batch_size})"
+        )
+
+    # Helpers ----------------------------------------------------------------------------------
+
+    def _check_sizes(self) -> None:
+        n, w, b = self.num_envs, self.num_workers, self.batch_size
+        name = f"{type(self).__name__}(env={self.env_name!r})"
+        if not (isinstance(n, int) and n >= 1):
+            raise APIUsageError(f"{name}: num_envs={n!r}, expected an int >= 1")
+        if not (isinstance(w, int) and 1 <= w <= n and n % w == 0):
+            raise APIUsageError(
+                f"{name}: num_workers={w!r} must divide num_envs={n} (each worker runs the "
+                "same number of envs); pick a divisor of num_envs"
+            )
+        if not (isinstance(b, int) and 1 <= b <= n and n % b == 0 and b % (n // w) == 0):
+            raise APIUsageError(
+                f"{name}: batch_size={b!r} must divide num_envs={n} and be a multiple of "
+                f"envs_per_worker={n // w} (batches are whole workers); e.g. batch_size={n}"
+            )
+
+    def _require(self, legal: tuple[_Expect, ...], call: str) -> None:
+        if self.closed:
+            raise APIUsageError(f"{call}() called on {self!r} after close(); make a new one")
+        if self._expect not in legal:
+            reason = {
+                _Expect.RESET: "before the first reset",
+                _Expect.SEND: "after recv() (the batch waits for actions)",
+                _Expect.RECV: "while a recv() is pending",
+                _Expect.FAILED: "after a worker failed",
+            }[self._expect]
+            raise APIUsageError(
+                f"{call}() called {reason} on {self!r}; call {self._expect.value} next"
+            )
+
+    def _require_full_batch(self, call: str) -> None:
+        if self.batch_size != self.num_envs:
+            raise APIUsageError(
+                f"{call}() on {self!r} returns all envs, but batch_size={self.batch_size} < "
+                f"num_envs={self.num_envs}; use async_reset()/send()/recv()"
+            )
+
+    def _guard(self, hook: Callable, *args: Any) -> Any:
+        """Run a backend hook; a WorkerError leaves the vectorizer usable only for close()."""
+        try:
+            return hook(*args)
+        except WorkerError:
+            self._expect = _Expect.FAILED
+            raise
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        actions = np.asarray(actions)
+        space = self.single_action_space
+        if actions.shape != self._action_shape:
+            raise APIUsageError(
+                f"send() on {self!r}: actions have shape {actions.shape}, expected "
+                f"{self._action_shape} (agents_per_batch={self.agents_per_batch}, {space})"
+            )
+        if self._action_bounds is None:
+            if not np.issubdtype(actions.dtype, np.floating):
+                raise APIUsageError(
+                    f"send() on {self!r}: actions have dtype {actions.dtype}, expected floats "
+                    f"for {space}; pass float32"
+                )
+            return actions
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise APIUsageError(
+                f"send() on {self!r}: actions have dtype {actions.dtype}, expected integers "
+                f"for {space}; pass int32"
+            )
+        low, high = self._action_bounds
+        bad = (actions < low) | (actions >= high)
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise APIUsageError(
+                f"send() on {self!r}: action {actions[index]} at index {index} is outside "
+                f"{space}; clip or sample actions from single_action_space"
+            )
+        return actions
+
+    def _batch_views(self, workers: tuple[int, ...]) -> tuple:
+        """Rows (a slice when contiguous, else an index array) and the arrays to return."""
+        per = self.agents_per_worker
+        contiguous = workers == tuple(range(workers[0], workers[0] + len(workers)))
+        if contiguous:
+            rows = slice(workers[0] * per, (workers[-1] + 1) * per)
+            agent_ids = np.arange(rows.start, rows.stop)
+            buf = self.buf.rows(rows.start, rows.stop)
+        else:
+            rows = np.concatenate([np.arange(w * per, (w + 1) * per) for w in workers])
+            agent_ids, buf = rows, self.buf
+        return (
+            rows,
+            buf.observations,
+            buf.rewards,
+            buf.terminals,
+            buf.truncations,
+            agent_ids,
+            buf.masks,
+        )
+
+    def _worker_envs(self, worker: int) -> range:
+        return range(worker * self.envs_per_worker, (worker + 1) * self.envs_per_worker)
+
+
+def _name_of(creator: Any) -> str:
+    return getattr(creator, "__name__", None) or getattr(
+        getattr(creator, "func", None), "__name__", type(creator).__name__
+    )
+
+
+def _discrete_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low, high) of integer actions in buffer coordinates, or None for float actions."""
+    if isinstance(space, spaces.Discrete):
+        return np.asarray(space.start), np.asarray(space.start + space.n)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.asarray(space.start), np.asarray(space.start + space.nvec)
+    return None

@@ -1,0 +1,304 @@
+"""`Multiprocessing`: worker processes over one shared-memory buffer, EnvPool-style async.
+
+Each of the six arrays of the buffer contract lives in its own `multiprocessing.shared_memory`
+block; worker w owns envs `[w*E, (w+1)*E)` and so one contiguous block of rows. Control goes
+through one uint8 flag per worker (`puffer.vector._protocol`, which holds the flag table and
+the data flow); pipes carry only seeds, infos and tracebacks.
+
+With `batch_size < num_envs`, `recv` returns the first batch of workers that is ready while the
+others keep stepping. With `zero_copy` the batches are fixed contiguous groups of workers and
+come back as views; without it any ready workers are gathered (copies).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import secrets
+import signal
+import time
+import weakref
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from multiprocessing import connection
+from typing import Any
+
+import numpy as np
+
+from puffer.core import ARRAY_NAMES, Buffer, WorkerError
+from puffer.vector._protocol import Backoff, Flag, SharedArray, attach_flags, worker_main
+from puffer.vector.base import EnvCreator, Infos, Vectorizer
+
+__all__ = ["CLOSE_TIMEOUT_SECONDS", "SHM_PREFIX", "Multiprocessing"]
+
+SHM_PREFIX = "puffer-vec"
+# How long close() lets workers finish their step and exit before it terminates them.
+CLOSE_TIMEOUT_SECONDS = 2.0
+
+
+@dataclass
+class _Resources:
+    """Everything close() must release, kept apart from the vectorizer so that
+    `weakref.finalize` can release it without keeping the vectorizer alive."""
+
+    handles: list[SharedArray] = field(default_factory=list)
+    processes: list[Any] = field(default_factory=list)
+    pipes: list[Any] = field(default_factory=list)
+    flags: memoryview | None = None
+
+
+def _release(res: _Resources) -> None:
+    """Send CLOSE, wait up to CLOSE_TIMEOUT_SECONDS, terminate stragglers, unlink every block."""
+    deadline = time.monotonic() + CLOSE_TIMEOUT_SECONDS
+    alive = [w for w, p in enumerate(res.processes) if p.exitcode is None]
+    while alive and time.monotonic() < deadline:
+        for w in alive:
+            # A worker that was mid-step overwrites CLOSE with DONE when it finishes; repeat.
+            if res.flags is not None and res.flags[w] not in (Flag.CLOSE, Flag.ERROR):
+                res.flags[w] = Flag.CLOSE
+            _drain(res.pipes[w])  # a worker blocked writing infos to a full pipe cannot exit
+        connection.wait([res.processes[w].sentinel for w in alive], timeout=0.01)
+        alive = [w for w in alive if res.processes[w].exitcode is None]
+    for w in alive:
+        res.processes[w].kill()
+    for process in res.processes:
+        process.join()
+    for pipe in res.pipes:
+        pipe.close()
+    for handle in res.handles:
+        handle.unlink()
+    res.processes.clear()
+    res.pipes.clear()
+    res.handles.clear()
+
+
+def _drain(pipe: Any) -> None:
+    try:
+        while pipe.poll():
+            pipe.recv()
+    except (EOFError, OSError):
+        pass
+
+
+def default_num_workers(num_envs: int) -> int:
+    """The largest divisor of `num_envs` not above the CPU count."""
+    cores = os.cpu_count() or 1
+    return max(d for d in range(1, min(num_envs, cores) + 1) if num_envs % d == 0)
+
+
+class Multiprocessing(Vectorizer):
+    """Run envs in `num_workers` processes that write straight into shared memory.
+
+    Arguments are those of `puffer.vector.make`, plus `start_method` ("fork" by default where
+    available: fast, and any creator works; "spawn"/"forkserver" need a picklable creator).
+    Before allocating, one probe env is built and closed in the parent to learn the spaces and
+    agent count. Workers are daemons that ignore SIGINT: Ctrl-C reaches the parent, whose
+    close() (or the `weakref.finalize` at exit) stops them and unlinks every block.
+
+    Example:
+        >>> import numpy as np
+        >>> from puffer.vector import Multiprocessing
+        >>> vec = Multiprocessing("gym-CartPole-v1", num_envs=8, num_workers=2, batch_size=4)
+        >>> vec.async_reset(seed=0)
+        >>> obs, rewards, terminals, truncations, infos, agent_ids, masks = vec.recv()
+        >>> obs.shape, agent_ids.shape
+        ((4, 4), (4,))
+        >>> vec.send(np.zeros(4, np.int32))
+        >>> vec.close()
+    """
+
+    def __init__(
+        self,
+        env_creator: EnvCreator | str,
+        num_envs: int,
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        zero_copy: bool = True,
+        seed: int | None = None,
+        env_args: Sequence = (),
+        env_kwargs: dict | None = None,
+        start_method: str | None = None,
+    ):
+        if num_workers is None and isinstance(num_envs, int) and num_envs >= 1:
+            num_workers = default_num_workers(num_envs)
+        super().__init__(
+            env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
+        )
+        if start_method is None:
+            methods = multiprocessing.get_all_start_methods()
+            start_method = "fork" if "fork" in methods else "spawn"
+        context = multiprocessing.get_context(start_method)
+        self._res = res = _Resources()
+        self._finalizer = weakref.finalize(self, _release, res)
+        prefix = f"{SHM_PREFIX}-{os.getpid()}-{secrets.token_hex(4)}"
+        wpb = self.workers_per_batch
+        if zero_copy:
+            self._units = [tuple(range(g, g + wpb)) for g in range(0, self.num_workers, wpb)]
+        else:
+            self._units = [(w,) for w in range(self.num_workers)]
+        self._pending: deque[tuple[int, ...]] = deque()
+        try:
+            template = Buffer.allocate(
+                self.num_agents, self.single_observation_space, self.single_action_space
+            )
+            arrays = {}
+            for name in ARRAY_NAMES:
+                arrays[name] = SharedArray.create(f"{prefix}-{name}", getattr(template, name))
+                res.handles.append(arrays[name])
+            flags_handle = SharedArray.create(
+                f"{prefix}-flags", np.full(self.num_workers, Flag.STARTING, np.uint8)
+            )
+            res.handles.append(flags_handle)
+            self.buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
+            self._flags = res.flags = attach_flags(flags_handle)
+            for w in range(self.num_workers):
+                parent_end, child_end = context.Pipe()
+                res.pipes.append(parent_end)
+                process = context.Process(
+                    target=worker_main,
+                    name=f"puffer-vector-worker-{w}",
+                    args=(
+                        w,
+                        self.env_creator,
+                        self.env_args,
+                        self.env_kwargs,
+                        self.spec,
+                        w * self.envs_per_worker,
+                        self.envs_per_worker,
+                        arrays,
+                        flags_handle,
+                        child_end,
+                        os.getpid(),
+                    ),
+                    daemon=True,
+                )
+                process.start()
+                res.processes.append(process)
+                child_end.close()  # so the parent sees EOF when the worker dies
+            for w in range(self.num_workers):
+                self._wait_unit((w,), Flag.READY)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of the workers (empty once closed)."""
+        return [p.pid for p in self._res.processes]
+
+    @property
+    def shm_names(self) -> list[str]:
+        """Names of the shared-memory blocks (under /dev/shm on Linux; empty once closed)."""
+        return [handle.shm_name for handle in self._res.handles]
+
+    # Backend hooks ---------------------------------------------------------------------------
+
+    def _start_reset(self, seeds: list[int | None]) -> None:
+        # Workers still stepping from an earlier send() must finish before they are reset.
+        while self._pending:
+            self._collect(self._pending.popleft(), wait=True)
+        for w in range(self.num_workers):
+            envs = self._worker_envs(w)
+            self._res.pipes[w].send(seeds[envs.start : envs.stop])
+            self._flags[w] = Flag.RESET
+        self._pending.extend(self._units)
+
+    def _start_step(self, workers: tuple[int, ...]) -> None:
+        flags = self._flags
+        for w in workers:
+            flags[w] = Flag.STEP
+        if self.zero_copy:
+            self._pending.append(workers)
+        else:
+            self._pending.extend((w,) for w in workers)
+
+    def _wait(self) -> tuple[tuple[int, ...], Infos]:
+        need, flags = self.workers_per_batch, self._flags
+        backoff = Backoff()
+        while True:
+            chosen, count = [], 0
+            # Oldest pending units first, so no worker starves behind faster ones.
+            for unit in self._pending:
+                if all(flags[w] >= Flag.DONE for w in unit):
+                    chosen.append(unit)
+                    count += len(unit)
+                    if count == need:
+                        break
+            if count == need:
+                break
+            if backoff.pause():
+                self._check_alive()
+        infos: Infos = []
+        for unit in chosen:
+            self._pending.remove(unit)
+            infos.extend(self._collect(unit, wait=False))
+        workers = chosen[0] if len(chosen) == 1 else tuple(sorted(w for u in chosen for w in u))
+        return workers, infos
+
+    def _shutdown(self) -> None:
+        self._finalizer()
+
+    # Helpers ----------------------------------------------------------------------------------
+
+    def _wait_unit(self, unit: tuple[int, ...], least: Flag) -> None:
+        flags = self._flags
+        for w in unit:
+            backoff = Backoff()
+            while flags[w] < least:
+                if backoff.pause():
+                    self._check_alive()
+            if flags[w] == Flag.ERROR:
+                self._raise_failure(w)
+
+    def _collect(self, unit: tuple[int, ...], wait: bool) -> Infos:
+        """Infos of finished workers; raises WorkerError for one that failed."""
+        if wait:
+            self._wait_unit(unit, Flag.DONE)
+        infos: Infos = []
+        for w in unit:
+            flag = self._flags[w]
+            if flag == Flag.DONE_INFOS:
+                infos.extend(self._receive(w))
+            elif flag == Flag.ERROR:
+                self._raise_failure(w)
+        return infos
+
+    def _receive(self, w: int) -> Any:
+        try:
+            return self._res.pipes[w].recv()
+        except (EOFError, OSError):
+            self._raise_failure(w, dead=True)
+
+    def _check_alive(self) -> None:
+        """Turn a worker that exited (killed, segfault, error) into a WorkerError."""
+        sentinels = [p.sentinel for p in self._res.processes]
+        for sentinel in connection.wait(sentinels, timeout=0):
+            self._raise_failure(sentinels.index(sentinel))
+
+    def _raise_failure(self, w: int, dead: bool = False) -> None:
+        process = self._res.processes[w]
+        if not dead and self._flags[w] == Flag.ERROR:
+            try:
+                remote = self._res.pipes[w].recv()
+            except (EOFError, OSError):
+                remote = "(the worker died before its traceback arrived)"
+            raise WorkerError(
+                f"worker {w} (pid {process.pid}) of {self!r} raised; its traceback follows. "
+                "close() this vectorizer and fix the env",
+                worker=w,
+                remote_traceback=remote,
+            )
+        process.join(timeout=1.0)
+        code = process.exitcode
+        how = (
+            f"was killed by {signal.Signals(-code).name}"
+            if code is not None and code < 0
+            else f"exited with code {code}"
+        )
+        raise WorkerError(
+            f"worker {w} (pid {process.pid}) of {self!r} {how} while running envs "
+            f"{self._worker_envs(w).start}..{self._worker_envs(w).stop - 1}; close() this "
+            "vectorizer and make a new one",
+            worker=w,
+        )

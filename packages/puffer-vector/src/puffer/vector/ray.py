@@ -1,0 +1,227 @@
+"""`Ray`: one Ray actor per worker, the path to envs spread over many machines.
+
+Each actor builds its envs over a private `Buffer` of its rows and returns copies of them
+through Ray's object store; the parent copies each worker's result into its own rows of
+`self.buf`. Batching and order follow `Multiprocessing`: with `zero_copy` a batch is a fixed
+group of workers, otherwise the first ready workers; `recv` waits with `ray.wait`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from puffer.core import Buffer, PufferEnv, WorkerError
+from puffer.vector.base import EnvCreator, EnvSpec, Infos, Vectorizer
+
+__all__ = ["Ray"]
+
+# How long close() waits for actors to close their envs before killing them.
+CLOSE_TIMEOUT_SECONDS = 5.0
+
+
+class _RayWorker:
+    """The actor: envs `[first_env, first_env + num_envs)` over one local Buffer."""
+
+    def __init__(
+        self,
+        env_creator: EnvCreator,
+        env_args: Sequence,
+        env_kwargs: dict,
+        spec: EnvSpec,
+        num_envs: int,
+    ):
+        per = spec.num_agents
+        self.buf = Buffer.allocate(
+            num_envs * per, spec.single_observation_space, spec.single_action_space
+        )
+        self.envs: list[PufferEnv] = []
+        for k in range(num_envs):
+            rows = self.buf.rows(k * per, (k + 1) * per)
+            self.envs.append(env_creator(*env_args, buf=rows, **env_kwargs))
+            spec.check(self.envs[-1], f"Ray actor for envs of {env_creator!r}")
+
+    def ready(self) -> bool:
+        return True
+
+    def reset(self, seeds: list[int | None]) -> tuple:
+        infos: Infos = []
+        for env, seed in zip(self.envs, seeds, strict=True):
+            infos.extend(env.reset(seed)[-1])
+        return self._result(infos)
+
+    def step(self, actions: np.ndarray) -> tuple:
+        self.buf.actions[...] = actions
+        infos: Infos = []
+        for env in self.envs:
+            infos.extend(env.step(env.actions)[-1])
+        return self._result(infos)
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+    def _result(self, infos: Infos) -> tuple:
+        b = self.buf
+        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
+
+
+class Ray(Vectorizer):
+    """Run each worker's envs in a Ray actor (`num_cpus_per_worker` CPUs each).
+
+    Arguments are those of `puffer.vector.make`, plus `ray_address` (passed to `ray.init` when
+    Ray is not initialized yet; None starts a local instance) and `num_cpus_per_worker`.
+    The env creator must be picklable by Ray (cloudpickle); one probe env is built in the
+    parent to learn the spaces. Results travel through the object store, so every batch is
+    copied once into `self.buf`.
+
+    Example:
+        >>> import ray
+        >>> from puffer.vector import Ray
+        >>> ray.init(num_cpus=2)  # doctest: +SKIP
+        >>> vec = Ray("gym-CartPole-v1", num_envs=4, num_workers=2)  # doctest: +SKIP
+        >>> obs, infos = vec.reset(seed=0)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        env_creator: EnvCreator | str,
+        num_envs: int,
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        zero_copy: bool = True,
+        seed: int | None = None,
+        env_args: Sequence = (),
+        env_kwargs: dict | None = None,
+        ray_address: str | None = None,
+        num_cpus_per_worker: float = 1,
+    ):
+        import ray
+
+        from puffer.vector.multiprocessing import default_num_workers
+
+        self._ray = ray
+        if num_workers is None and isinstance(num_envs, int) and num_envs >= 1:
+            num_workers = default_num_workers(num_envs)
+        super().__init__(
+            env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
+        )
+        if not ray.is_initialized():
+            ray.init(address=ray_address, include_dashboard=False)
+        spec = self.spec
+        self.buf = Buffer.allocate(
+            self.num_agents, spec.single_observation_space, spec.single_action_space
+        )
+        wpb = self.workers_per_batch
+        if zero_copy:
+            self._units = [tuple(range(g, g + wpb)) for g in range(0, self.num_workers, wpb)]
+        else:
+            self._units = [(w,) for w in range(self.num_workers)]
+        self._pending: deque[tuple[int, ...]] = deque()
+        self._refs: dict[int, Any] = {}
+        actor = ray.remote(num_cpus=num_cpus_per_worker)(_RayWorker)
+        self._actors = [
+            actor.remote(
+                self.env_creator, self.env_args, self.env_kwargs, spec, self.envs_per_worker
+            )
+            for _ in range(self.num_workers)
+        ]
+        try:
+            for w, a in enumerate(self._actors):
+                self._get(w, a.ready.remote())
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_reset(self, seeds: list[int | None]) -> None:
+        # Steps still in flight must finish before their workers are reset.
+        for w, ref in list(self._refs.items()):
+            self._get(w, ref)
+        self._pending.clear()
+        for w, actor in enumerate(self._actors):
+            envs = self._worker_envs(w)
+            self._refs[w] = actor.reset.remote(seeds[envs.start : envs.stop])
+        self._pending.extend(self._units)
+
+    def _start_step(self, workers: tuple[int, ...]) -> None:
+        per = self.agents_per_worker
+        for w in workers:
+            actions = self.buf.actions[w * per : (w + 1) * per]
+            self._refs[w] = self._actors[w].step.remote(actions)
+        if self.zero_copy:
+            self._pending.append(workers)
+        else:
+            self._pending.extend((w,) for w in workers)
+
+    def _wait(self) -> tuple[tuple[int, ...], Infos]:
+        ray, need = self._ray, self.workers_per_batch
+        ready: set[int] = set()
+        while True:
+            chosen, count = [], 0
+            for unit in self._pending:  # oldest first, as in Multiprocessing
+                if all(w in ready for w in unit):
+                    chosen.append(unit)
+                    count += len(unit)
+                    if count == need:
+                        break
+            if count == need:
+                break
+            waiting = [ref for w, ref in self._refs.items() if w not in ready]
+            done, _ = ray.wait(waiting, num_returns=1)
+            ready.update(w for w, ref in self._refs.items() if ref in done)
+            # ray.wait returns at least one; sweep the rest that are already finished too.
+            done, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
+            ready.update(w for w, ref in self._refs.items() if ref in done)
+        infos: Infos = []
+        per = self.agents_per_worker
+        for unit in chosen:
+            self._pending.remove(unit)
+            for w in unit:
+                obs, rewards, terminals, truncations, masks, worker_infos = self._get(
+                    w, self._refs.pop(w)
+                )
+                rows = self.buf.rows(w * per, (w + 1) * per)
+                rows.observations[...] = obs
+                rows.rewards[...] = rewards
+                rows.terminals[...] = terminals
+                rows.truncations[...] = truncations
+                rows.masks[...] = masks
+                infos.extend(worker_infos)
+        workers = chosen[0] if len(chosen) == 1 else tuple(sorted(w for u in chosen for w in u))
+        return workers, infos
+
+    def _shutdown(self) -> None:
+        ray = self._ray
+        actors = getattr(self, "_actors", [])
+        try:
+            ray.wait(
+                [a.close.remote() for a in actors],
+                num_returns=len(actors),
+                timeout=CLOSE_TIMEOUT_SECONDS,
+            )
+        finally:
+            for a in actors:
+                ray.kill(a)
+            getattr(self, "_refs", {}).clear()
+
+    def _get(self, w: int, ref: Any) -> Any:
+        """`ray.get` one worker's result, turning Ray's errors into WorkerError."""
+        ray = self._ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as error:
+            raise WorkerError(
+                f"worker {w} (Ray actor) of {self!r} raised; its traceback follows. close() "
+                "this vectorizer and fix the env",
+                worker=w,
+                remote_traceback=str(error),
+            ) from None
+        except ray.exceptions.RayActorError as error:
+            raise WorkerError(
+                f"worker {w} (Ray actor) of {self!r} died: {error}; close() this vectorizer "
+                "and make a new one",
+                worker=w,
+            ) from None

@@ -1,0 +1,166 @@
+"""Faults: env exceptions, killed workers, double close, interrupted parents; /dev/shm stays clean.
+
+The autouse fixture in conftest.py checks /dev/shm after every test of this process; the
+subprocess tests check the names their child printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from puffer.core import APIUsageError, WorkerError
+from puffer.vector import Multiprocessing, make
+from puffer.vector.testing import DeterministicEnv, FaultyEnv, SleepyEnv
+
+
+def test_vector_env_exception_carries_worker_and_traceback() -> None:
+    vec = make(FaultyEnv, 4, backend="multiprocessing", num_workers=2, env_kwargs={"fail_at": 3})
+    vec.reset(seed=0)
+    vec.step(np.zeros(4, np.int32))
+    vec.step(np.zeros(4, np.int32))
+    with pytest.raises(WorkerError, match=r"worker [01] \(pid \d+\) of Multiprocessing") as info:
+        vec.step(np.zeros(4, np.int32))
+    assert info.value.worker in (0, 1)
+    assert "Traceback (most recent call last)" in info.value.remote_traceback
+    assert "ValueError: FaultyEnv failed on purpose at step 3" in info.value.remote_traceback
+    with pytest.raises(APIUsageError, match=r"after a worker failed .*call close\(\) next"):
+        vec.step(np.zeros(4, np.int32))
+    vec.close()
+    vec.close()
+    assert vec.shm_names == [] and vec.worker_pids == []
+
+
+def _fails_in_workers(buf=None):
+    if buf is not None:  # the probe in the parent has buf=None; workers get rows
+        raise RuntimeError("cannot build this env in a worker")
+    return DeterministicEnv(buf=buf)
+
+
+def test_vector_construction_failure_in_a_worker_is_raised_and_cleaned_up() -> None:
+    with pytest.raises(WorkerError, match=r"worker \d") as info:
+        Multiprocessing(_fails_in_workers, 2, num_workers=2)
+    assert "RuntimeError: cannot build this env in a worker" in info.value.remote_traceback
+
+
+@pytest.mark.parametrize("batch_size", [4, 2])
+def test_vector_killed_worker_is_reported(batch_size) -> None:
+    vec = Multiprocessing(
+        SleepyEnv, 4, num_workers=2, batch_size=batch_size, env_kwargs={"seconds": 0.05}
+    )
+    vec.async_reset(seed=0)
+    ids = vec.recv()[5]
+    victim = vec.worker_pids[1]
+    os.kill(victim, signal.SIGKILL)
+    vec.send(np.zeros(len(ids), np.int32))
+    with pytest.raises(WorkerError, match=rf"worker 1 \(pid {victim}\) .* killed by SIGKILL"):
+        for _ in range(4):  # the pool may hand out worker 0 once before it notices
+            vec.recv()
+            vec.send(np.zeros(len(ids), np.int32))
+    vec.close()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in [victim])
+
+
+@pytest.mark.parametrize("state", ["new", "after-reset", "send-pending", "recv-pending"])
+def test_vector_close_is_idempotent_in_any_state(state) -> None:
+    vec = Multiprocessing(DeterministicEnv, 4, num_workers=2)
+    pids, names = vec.worker_pids, vec.shm_names
+    if state != "new":
+        vec.async_reset(seed=0)
+    if state in ("after-reset", "send-pending"):
+        vec.recv()
+    if state == "send-pending":
+        vec.send(np.zeros(4, np.int32))
+    vec.close()
+    vec.close()
+    assert all(not os.path.exists(f"/dev/shm/{name}") for name in names)
+    assert all(_gone(pid) for pid in pids)
+    with pytest.raises(APIUsageError, match=r"after close\(\); make a new one"):
+        vec.reset()
+
+
+def test_vector_exception_in_parent_inside_with_closes() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        with Multiprocessing(DeterministicEnv, 2, num_workers=2) as vec:
+            names = vec.shm_names
+            vec.reset(seed=0)
+            raise KeyboardInterrupt
+    assert vec.closed and all(not os.path.exists(f"/dev/shm/{n}") for n in names)
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    from puffer.vector import Multiprocessing
+    from puffer.vector.testing import DeterministicEnv
+    vec = Multiprocessing(DeterministicEnv, 4, num_workers=2)
+    vec.reset(seed=0)
+    print(json.dumps({"pids": vec.worker_pids, "shm": vec.shm_names}), flush=True)
+    while True:  # never closes: only Ctrl-C, an exception or a kill ends this
+        if sys.argv[1] == "idle":
+            time.sleep(0.01)
+            continue
+        vec.step(np.zeros(4, np.int32))
+        if sys.argv[1] == "raise":
+            raise RuntimeError("parent failed")
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["sigint", "raise"])
+def test_vector_interrupted_parent_leaves_nothing_behind(how) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started = json.loads(child.stdout.readline())
+    if how == "sigint":
+        child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode != 0
+    assert ("KeyboardInterrupt" if how == "sigint" else "RuntimeError: parent failed") in stderr
+    assert "leaked" not in stderr  # the resource tracker found nothing to clean up
+    assert all(not os.path.exists(f"/dev/shm/{name}") for name in started["shm"])
+    assert all(_gone(pid) for pid in started["pids"])
+
+
+def test_vector_workers_exit_when_the_parent_is_killed() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, "idle"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started = json.loads(child.stdout.readline())
+    child.kill()
+    child.communicate(timeout=60)
+
+    def cleaned() -> bool:
+        # Orphaned workers exit on their own; the resource tracker then unlinks the blocks.
+        gone = all(_gone(pid) for pid in started["pids"])
+        return gone and all(not os.path.exists(f"/dev/shm/{n}") for n in started["shm"])
+
+    deadline = time.monotonic() + 60
+    while not cleaned() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cleaned()
+
+
+def _gone(pid: int) -> bool:
+    """True when the process is gone or a zombie waiting to be reaped by init."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] == "Z"
+    except FileNotFoundError:
+        return True

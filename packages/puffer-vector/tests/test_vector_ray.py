@@ -1,0 +1,59 @@
+"""The Ray backend against a real local Ray (one instance for the whole module: it is slow)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from puffer.core import APIUsageError, WorkerError
+from puffer.vector import make
+from puffer.vector.testing import DeterministicEnv, FaultyEnv, check_against_single_envs
+
+# Under `uv run`, Ray starts every actor through `uv run` as well (a sync per actor: tens of
+# seconds here) unless this is off when ray is imported; the workspace env is already right.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "zero_copy", "env_kwargs"),
+    [
+        (4, True, {}),
+        (2, True, {"num_agents": 3, "action": "multidiscrete"}),
+        (2, False, {"obs": "bytes", "action": "box"}),
+    ],
+    ids=["sync-single", "async-multi-agent", "async-gather-bytes"],
+)
+def test_vector_ray_matches_single_envs(local_ray, batch_size, zero_copy, env_kwargs) -> None:
+    with make(
+        DeterministicEnv,
+        4,
+        backend="ray",
+        num_workers=2,
+        batch_size=batch_size,
+        zero_copy=zero_copy,
+        env_kwargs=env_kwargs,
+    ) as vec:
+        check_against_single_envs(vec, steps=1000, seed=3)
+
+
+def test_vector_ray_env_exception_reaches_caller(local_ray) -> None:
+    vec = make(FaultyEnv, 2, backend="ray", num_workers=2, env_kwargs={"fail_at": 2})
+    vec.reset(seed=0)
+    vec.step(np.zeros(2, np.int32))
+    with pytest.raises(WorkerError, match="FaultyEnv failed on purpose") as info:
+        vec.step(np.zeros(2, np.int32))
+    assert info.value.worker in (0, 1)
+    with pytest.raises(APIUsageError, match=r"after a worker failed.*call close"):
+        vec.step(np.zeros(2, np.int32))
+    vec.close()
+    vec.close()

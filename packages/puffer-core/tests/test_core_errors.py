@@ -10,6 +10,7 @@ import pytest
 from gymnasium import spaces
 
 from puffer.core import APIUsageError, EmulationError, GymnasiumPufferEnv, PettingZooPufferEnv
+from puffer.core.checks import observation_problem
 from puffer.core.emulation import CHECK_STEPS
 from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
 
@@ -129,3 +130,20 @@ def test_constructor_misuse() -> None:
         GymnasiumPufferEnv("CartPole-v1", env_args=(1,))
     with pytest.raises(APIUsageError, match="env instance"):
         GymnasiumPufferEnv(SpaceEnv(spaces.Discrete(2), spaces.Discrete(2)), env_kwargs={"a": 1})
+
+
+def test_observation_problems_name_the_leaf() -> None:
+    space = OBSERVATION_CATALOG["nested"]
+    space.seed(0)
+    obs = space.sample()
+    assert observation_problem(space, obs) is None
+    obs["alpha"][1][0] = 2
+    assert observation_problem(space, obs).startswith("at ['alpha'][1] (MultiBinary(5)): ")
+    del obs["mid"]
+    assert "at root: keys ['alpha', 'zeta'], expected ['zeta', 'alpha', 'mid']" in (
+        observation_problem(space, obs)
+    )
+    # A same-kind cast (float64 values for a float32 Box) is accepted; NaN is not.
+    box = spaces.Box(-1, 1, (2,), np.float32)
+    assert observation_problem(box, np.zeros(2)) is None
+    assert "outside" in observation_problem(box, np.array([0.0, np.nan], np.float32))

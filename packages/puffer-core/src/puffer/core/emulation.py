@@ -8,7 +8,6 @@ statistics, the early observation check) are shared with the PettingZoo emulatio
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +16,18 @@ import numpy as np
 from gymnasium import spaces
 
 from puffer.core.buffer import Buffer
+from puffer.core.checks import check_action_row, check_observation
 from puffer.core.env import Infos, PufferEnv
 from puffer.core.errors import APIUsageError, EmulationError
-from puffer.core.layout import Layout, Leaf, action_layout, assign, nativize, observation_layout
+from puffer.core.layout import (
+    Layout,
+    Leaf,
+    action_layout,
+    assign,
+    map_views,
+    nativize,
+    observation_layout,
+)
 
 __all__ = [
     "CHECK_STEPS",
@@ -27,8 +35,6 @@ __all__ = [
     "EpisodeStats",
     "GymnasiumPufferEnv",
     "action_converter",
-    "check_action_row",
-    "check_observation",
     "env_name",
     "obs_writer",
     "row_action_space",
@@ -148,16 +154,8 @@ def action_converter(layout: Layout, row: np.ndarray, owner: object) -> Callable
     views = nativize(row, layout)
     if layout.single_leaf:
         return _converter(layout.space, views.reshape(layout.tree.shape), owner)
-    convert = _map(layout.tree, views, lambda leaf, view: _converter(leaf.space, view, owner))
+    convert = map_views(layout.tree, views, lambda leaf, view: _converter(leaf.space, view, owner))
     return lambda: _call(convert)
-
-
-def _map(tree: Any, views: Any, fn: Callable) -> Any:
-    if isinstance(tree, Leaf):
-        return fn(tree, views)
-    if isinstance(tree, dict):
-        return {key: _map(tree[key], views[key], fn) for key in tree}
-    return tuple(_map(node, view, fn) for node, view in zip(tree, views, strict=True))
 
 
 def _call(convert: Any) -> Any:
@@ -166,49 +164,6 @@ def _call(convert: Any) -> Any:
     if isinstance(convert, tuple):
         return tuple(_call(fn) for fn in convert)
     return convert()
-
-
-@functools.singledispatch
-def _choices(space: spaces.Space) -> Any:
-    """How many values each entry of a discrete action leaf can take."""
-    raise EmulationError(f"{space!r} is not a discrete action space")
-
-
-@_choices.register
-def _(space: spaces.Discrete) -> Any:
-    return int(space.n)
-
-
-@_choices.register
-def _(space: spaces.MultiDiscrete) -> Any:
-    return space.nvec
-
-
-@_choices.register
-def _(space: spaces.MultiBinary) -> Any:
-    return 2
-
-
-def check_action_row(owner: object, layout: Layout, row: np.ndarray) -> None:
-    """Raise `APIUsageError` if a discrete leaf of the action row is out of range or not integral."""
-    pairs: list[tuple[Leaf, Any]] = []
-    _map(layout.tree, nativize(row, layout), lambda leaf, view: pairs.append((leaf, view)))
-    for leaf, view in pairs:
-        if not leaf.discrete:
-            continue
-        high = _choices(leaf.space)
-        value = np.asarray(view).reshape(leaf.shape)
-        if np.any(value < 0) or np.any(value >= high) or np.any(value != np.floor(value)):
-            where = "" if layout.single_leaf else f" at {_path(leaf.path)}"
-            raise APIUsageError(
-                f"{owner}: action {value.tolist()}{where} is outside {leaf.space} "
-                f"(puffer actions are zero-based: expected integers in [0, {high})); "
-                "sample actions from env.single_action_space"
-            )
-
-
-def _path(path: tuple) -> str:
-    return "".join(f"[{key!r}]" for key in path)
 
 
 # Episode statistics ----------------------------------------------------------------------
@@ -245,22 +200,6 @@ class EpisodeStats:
             stats.setdefault(key, value)
         self.total, self.length, self.info_sums = 0.0, 0, {}
         return stats
-
-
-def check_observation(owner: object, space: spaces.Space, obs: Any, where: str) -> None:
-    """Raise `EmulationError` if `obs` is outside `space` (the env broke its own contract)."""
-    try:
-        with warnings.catch_warnings():
-            # Box.contains warns when it casts a non-array; the error below says more.
-            warnings.simplefilter("ignore")
-            ok = space.contains(obs)
-    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
-        ok = False
-    if not ok:
-        raise EmulationError(
-            f"{owner}: the env returned an observation outside its observation_space {space} "
-            f"from {where}: {obs!r}; fix the env or declare a space that contains it"
-        )
 
 
 # The Gymnasium emulation -----------------------------------------------------------------

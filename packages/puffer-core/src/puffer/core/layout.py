@@ -20,6 +20,7 @@ index as a float).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "Leaf",
     "action_layout",
     "assign",
+    "map_views",
     "nativize",
     "observation_layout",
     "padded_layouts",
@@ -315,6 +317,15 @@ def nativize(flat: Any, layout: Layout) -> Any:
     if isinstance(flat, np.ndarray):
         return _map_tree(layout.tree, lambda leaf: _numpy_view(flat, leaf, layout, batch))
     return _map_tree(layout.tree, lambda leaf: _torch_view(flat, leaf, layout, batch))
+
+
+def map_views(tree: Any, views: Any, fn: Callable[[Leaf, Any], Any]) -> Any:
+    """`fn(leaf, view)` at every leaf of `layout.tree` and its nativized `views`, same nesting."""
+    if isinstance(tree, Leaf):
+        return fn(tree, views)
+    if isinstance(tree, dict):
+        return {key: map_views(tree[key], views[key], fn) for key in tree}
+    return tuple(map_views(node, view, fn) for node, view in zip(tree, views, strict=True))
 
 
 def _map_tree(node: Any, fn: Any) -> Any:

@@ -14,13 +14,12 @@ import numpy as np
 from gymnasium import spaces
 
 from puffer.core.buffer import Buffer
+from puffer.core.checks import check_action_row, check_observation
 from puffer.core.emulation import (
     CHECK_STEPS,
     EmulatedEnv,
     EpisodeStats,
     action_converter,
-    check_action_row,
-    check_observation,
     env_name,
     obs_writer,
     row_action_space,

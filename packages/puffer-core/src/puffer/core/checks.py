@@ -55,24 +55,23 @@ def _(space: spaces.Discrete, value: Any) -> str | None:
     return None
 
 
+def _integers_problem(value: Any, shape: tuple, low: Any, high: Any) -> str | None:
+    array = np.asarray(value)
+    if array.shape != shape or array.dtype.kind not in "biu":
+        return f"shape {array.shape} dtype {array.dtype}, expected integers of shape {shape}"
+    if np.any(array < low) or np.any(array >= high):
+        return f"{array.tolist()} is outside [{low}, {high}) element-wise"
+    return None
+
+
 @_problem.register
 def _(space: spaces.MultiDiscrete, value: Any) -> str | None:
-    array = np.asarray(value)
-    if array.shape != space.shape or array.dtype.kind not in "iu":
-        return f"shape {array.shape} dtype {array.dtype}, expected integers of {space.shape}"
-    if np.any(array < space.start) or np.any(array >= space.start + space.nvec):
-        return f"{array.tolist()} is outside start {space.start.tolist()} + nvec"
-    return None
+    return _integers_problem(value, space.shape, space.start, space.start + space.nvec)
 
 
 @_problem.register
 def _(space: spaces.MultiBinary, value: Any) -> str | None:
-    array = np.asarray(value)
-    if array.shape != space.shape or array.dtype.kind not in "biu":
-        return f"shape {array.shape} dtype {array.dtype}, expected 0/1 of {space.shape}"
-    if np.any((array != 0) & (array != 1)):
-        return f"{array.tolist()} holds values other than 0 and 1"
-    return None
+    return _integers_problem(value, space.shape, 0, 2)
 
 
 def _children(space: spaces.Space, value: Any) -> tuple[list, str | None]:

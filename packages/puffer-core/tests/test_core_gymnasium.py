@@ -138,3 +138,22 @@ def test_episode_stats_sum_numeric_infos() -> None:
         assert stats["hits"] == stats["episode_length"]
         assert stats["bonus"] == pytest.approx(0.5 * stats["episode_length"])
         assert all(type(value) is float for value in stats.values())
+
+
+def test_constructor_seed_applies_to_the_first_unseeded_reset() -> None:
+    seeded = GymnasiumPufferEnv("CartPole-v1", seed=3)
+    obs, _ = seeded.reset()
+    reference, _ = GymnasiumPufferEnv("CartPole-v1").reset(seed=3)
+    np.testing.assert_array_equal(obs, reference)
+
+
+def test_async_api_matches_step() -> None:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    env.async_reset(seed=0)
+    obs, _, _, _, infos, agent_ids, masks = env.recv()
+    assert obs.shape == (1, 4) and agent_ids.tolist() == [0] and masks.tolist() == [True]
+    assert infos == []
+    env.send(np.ones(1, np.int32))
+    _, rewards, terminals, truncations, infos, _, _ = env.recv()
+    assert rewards.tolist() == [1.0] and not terminals[0] and not truncations[0]
+    assert infos == []

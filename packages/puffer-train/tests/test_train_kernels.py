@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from puffer.core.errors import APIUsageError
-from puffer.train import _kernels
+from puffer.train import _kernels, advantage
 from puffer.train.advantage import (
     kernel_libraries,
     puff_advantage,
@@ -71,6 +71,23 @@ def test_priority_kernel_matches_reference(
     probs = segment_priorities(adv, alpha)
     assert_relative_close(probs, segment_priorities_reference(adv, alpha))
     assert probs.sum().item() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_multithreaded_kernels_match_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Real batches stay single-threaded below millions of elements; shrink the grain so the
+    # OpenMP split (uneven on purpose: 1031 segments) is exercised here.
+    monkeypatch.setattr(advantage, "_ADVANTAGE_GRAIN", 1)
+    monkeypatch.setattr(advantage, "_PRIORITY_GRAIN", 1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(threads, 2))
+    try:
+        batch = random_batch(1031, 33, 12)
+        args = (*batch, GAMMA, LAM, 1.2, 0.9)
+        adv = puff_advantage(*args)
+        assert_relative_close(adv, puff_advantage_reference(*args))
+        assert_relative_close(segment_priorities(adv, 0.8), segment_priorities_reference(adv, 0.8))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_advantage_by_hand() -> None:

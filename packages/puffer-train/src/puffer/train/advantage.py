@@ -85,11 +85,12 @@ def segment_priorities_reference(advantages: torch.Tensor, alpha: float) -> torc
     return torch.where(total > 0, p / total, uniform)
 
 
-# Elements of work per OpenMP thread below which the CPU kernels run single-threaded: waking a
-# second thread costs more than it saves on small batches, and far more when the cores are
-# oversubscribed (measured on a loaded 2-core machine: 16k x 64 priorities took 15 ms on two
-# threads, 0.4 ms on one). The advantage does ~6x more work per element than the priorities.
-_ADVANTAGE_GRAIN = 1 << 19
+# Elements of work per OpenMP thread below which the CPU kernels run single-threaded. Waking a
+# second thread saves ~1 ms on an idle 2-core machine but costs 10-30 ms when the cores are
+# oversubscribed (env workers, other jobs): the parallel region waits for the slowest thread to
+# be scheduled. Measured at 16k x 64 under load ~10: advantage 6-18 ms on one thread, 17-34 ms
+# on two; priorities 0.2 ms on one, 15 ms on two. So a 1M-step batch stays on one thread.
+_ADVANTAGE_GRAIN = 1 << 21
 _PRIORITY_GRAIN = 1 << 22
 
 

@@ -9,6 +9,9 @@
  */
 #if (defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_CONTINUOUS_H)) ||                    \
     (!defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_H))
+#include "../puffer.h"
+#include "../raster.h"
+
 #ifdef CARTPOLE_CONTINUOUS
 #define PUFFER_CARTPOLE_CONTINUOUS_H
 typedef float CartpoleAction;
@@ -16,9 +19,6 @@ typedef float CartpoleAction;
 #define PUFFER_CARTPOLE_H
 typedef int32_t CartpoleAction;
 #endif
-
-#include "../puffer.h"
-#include "../raster.h"
 
 #define CARTPOLE_GRAVITY 9.8f                                      /* m/s^2 */
 #define CARTPOLE_CART_MASS 1.0f                                    /* kg */

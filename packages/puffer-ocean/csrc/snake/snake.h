@@ -231,7 +231,10 @@ static void c_render(const Snake *env, Canvas *canvas) {
         for (int k = 0; k < s->length; k++) {
             int cell = s->body[(s->head - k + env->max_length) % env->max_length];
             int row = cell / env->stride - SNAKE_VISION, col = cell % env->stride - SNAKE_VISION;
-            raster_rect(canvas, col * px, row * px, px, px, k == 0 ? COLOR_WHITE : color);
+            raster_rect(canvas, col * px, row * px, px, px, color);
+            if (k == 0)
+                raster_rect(canvas, col * px + px / 4, row * px + px / 4, px / 2, px / 2,
+                            COLOR_WHITE); /* the head's eye */
         }
     }
 }

@@ -59,6 +59,21 @@ namespace breakout {
 namespace snake {
 #include "snake/snake.h"
 }
+namespace target {
+#include "target/target.h"
+}
+namespace connect4 {
+#include "connect4/connect4.h"
+}
+namespace g2048 {
+#include "g2048/g2048.h"
+}
+namespace tetris {
+#include "tetris/tetris.h"
+}
+namespace memory {
+#include "memory/memory.h"
+}
 // clang-format on
 
 namespace py = pybind11;
@@ -343,4 +358,9 @@ PYBIND11_MODULE(_ocean, m) {
     PUFFER_ENV(pong, Pong);
     PUFFER_ENV(breakout, Breakout);
     PUFFER_ENV(snake, Snake);
+    PUFFER_ENV(target, Target);
+    PUFFER_ENV(connect4, Connect4);
+    PUFFER_ENV(g2048, G2048);
+    PUFFER_ENV(tetris, Tetris);
+    PUFFER_ENV(memory, Memory);
 }

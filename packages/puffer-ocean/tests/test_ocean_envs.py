@@ -20,6 +20,11 @@ ENVS = {
     "pong": {"max_score": 3},
     "breakout": {},
     "snake": {"width": 24, "height": 24, "num_snakes": 4},
+    "target": {},
+    "connect4": {},
+    "g2048": {},
+    "tetris": {},
+    "memory": {"delay": 3},
 }
 STEPS = 300
 

@@ -18,11 +18,16 @@ from __future__ import annotations
 from puffer.ocean._ocean import __version__
 from puffer.ocean.breakout import Breakout, BreakoutConfig
 from puffer.ocean.cartpole import Cartpole, CartpoleConfig, CartpoleContinuous
+from puffer.ocean.connect4 import Connect4, Connect4Config
 from puffer.ocean.env import OceanEnv
+from puffer.ocean.g2048 import G2048, G2048Config
+from puffer.ocean.memory import Memory, MemoryConfig
 from puffer.ocean.pong import Pong, PongConfig
 from puffer.ocean.render import frame_to_ansi, write_png
 from puffer.ocean.snake import Snake, SnakeConfig
 from puffer.ocean.squared import Squared, SquaredConfig
+from puffer.ocean.target import Target, TargetConfig
+from puffer.ocean.tetris import Tetris, TetrisConfig
 
 __all__ = [
     "OceanEnv",
@@ -38,6 +43,16 @@ __all__ = [
     "BreakoutConfig",
     "Snake",
     "SnakeConfig",
+    "Target",
+    "TargetConfig",
+    "Connect4",
+    "Connect4Config",
+    "G2048",
+    "G2048Config",
+    "Tetris",
+    "TetrisConfig",
+    "Memory",
+    "MemoryConfig",
     "frame_to_ansi",
     "write_png",
 ]

@@ -162,6 +162,9 @@ def test_bad_inputs_raise_with_the_fix() -> None:
         puff_advantage(values, rewards, terminals, truncations[:, :2], ratio, next_values, *hyper)
     with pytest.raises(APIUsageError, match=r"values has shape \(4,\), expected"):
         puff_advantage(next_values, rewards, terminals, truncations, ratio, next_values, *hyper)
+    with pytest.raises(APIUsageError, match=r"values has shape \(4, 0\), .* horizon >= 1"):
+        empty = values[:, :0]
+        puff_advantage(empty, empty, empty, empty, empty, next_values, *hyper)
     with pytest.raises(APIUsageError, match=r"advantages is a torch.float16 tensor"):
         segment_priorities(values.half(), 0.8)
 

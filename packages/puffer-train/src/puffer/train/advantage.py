@@ -245,9 +245,10 @@ def puff_advantage(
         (torch.Size([4, 8]), torch.float32)
     """
     op = "puff_advantage"
-    if values.dim() != 2:
+    if values.dim() != 2 or values.shape[1] == 0:
         raise APIUsageError(
-            f"{op}: values has shape {tuple(values.shape)}, expected (segments, horizon)"
+            f"{op}: values has shape {tuple(values.shape)}, expected (segments, horizon) with "
+            "horizon >= 1"
         )
     shape = tuple(values.shape)
     for name, x in (("values", values), ("rewards", rewards), ("ratio", ratio)):

@@ -140,15 +140,6 @@ def test_ocean_b_spaces_layout_and_oracle() -> None:
     assert 0.35 < half < 0.65
 
 
-def test_ocean_b_spaces_views_are_torch_compatible() -> None:
-    torch = pytest.importorskip("torch")
-    env = sanity.Spaces(num_envs=4)
-    obs, _ = env.reset(seed=0)
-    view = nativize(torch.from_numpy(obs), env.obs_layout)
-    np.testing.assert_array_equal(view["image"].numpy(), nativize(obs, env.obs_layout)["image"])
-    assert view["flat"].dtype == torch.int8
-
-
 def test_ocean_b_multiagent_rows_are_distinct_agents() -> None:
     env = sanity.Multiagent(num_envs=5)
     assert env.num_agents == 10

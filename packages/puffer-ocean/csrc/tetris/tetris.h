@@ -19,8 +19,8 @@
  *   [207:214] one-hot type of the next piece
  *   [214:218] one-hot rotation of the falling piece
  *   [218:228] height of each column / TETRIS_ROWS
- *   [228]     piece column: (x + 3) / 12, x the left of its 4x4 box
- *   [229]     piece row: (y + 3) / 22, y the top of its 4x4 box
+ *   [228]     piece column: (x + 3) / 12, x the left of its 4x4 box (x >= -3)
+ *   [229]     piece row: y / 18, y the top of its 4x4 box (a box bottoms out at 18)
  *   [230]     gravity phase: steps since the last gravity drop / TETRIS_GRAVITY_PERIOD
  *   [231]     tick / max_steps
  *   [232]     lines cleared by the last lock / 4
@@ -37,8 +37,20 @@ enum { TETRIS_PIECES = 7, TETRIS_ROTATIONS = 4, TETRIS_OBS = 234 };
 enum { TETRIS_GRAVITY_PERIOD = 4 };        /* steps per one-row gravity drop */
 enum { TETRIS_DEFAULT_MAX_STEPS = 10000 }; /* steps per episode, then truncation */
 enum { TETRIS_SPAWN_X = 3 };               /* column of a new piece's 4x4 box */
-enum { TETRIS_CELL_PIXELS = 24 };          /* rendered cell size */
-enum { TETRIS_PANEL_PIXELS = 120 };        /* width of the next-piece and score panel */
+/* Where each part of the observation starts (see the layout above). */
+enum {
+    TETRIS_OBS_PIECE = TETRIS_CELLS,
+    TETRIS_OBS_NEXT = TETRIS_OBS_PIECE + TETRIS_PIECES,
+    TETRIS_OBS_ROTATION = TETRIS_OBS_NEXT + TETRIS_PIECES,
+    TETRIS_OBS_HEIGHTS = TETRIS_OBS_ROTATION + TETRIS_ROTATIONS,
+    TETRIS_OBS_SCALARS = TETRIS_OBS_HEIGHTS + TETRIS_COLS,
+};
+_Static_assert(TETRIS_OBS_SCALARS + 6 == TETRIS_OBS, "observation layout adds up");
+/* A piece's 4x4 box may hang off the well: its left x lies in [TETRIS_MIN_X, TETRIS_COLS - 1]
+ * and its top y in [0, TETRIS_ROWS - 2]; the observation scales both into [0, 1]. */
+enum { TETRIS_MIN_X = -3, TETRIS_MAX_LINES = 4 };
+enum { TETRIS_CELL_PIXELS = 24 };   /* rendered cell size */
+enum { TETRIS_PANEL_PIXELS = 120 }; /* width of the next-piece and score panel */
 enum {
     TETRIS_NOOP,
     TETRIS_LEFT,
@@ -50,7 +62,7 @@ enum {
 };
 
 /* Lines cleared by one lock -> reward. */
-static const float TETRIS_LINE_REWARD[5] = {0.0f, 0.1f, 0.3f, 0.5f, 0.8f};
+static const float TETRIS_LINE_REWARD[TETRIS_MAX_LINES + 1] = {0.0f, 0.1f, 0.3f, 0.5f, 0.8f};
 
 /* Each rotation is a 4x4 mask, row-major from the top-left, bit 15 first; rotations go
  * clockwise. */
@@ -180,26 +192,26 @@ static void tetris_observe(Tetris *env) {
             }
         }
     }
-    float *extra = obs + TETRIS_CELLS;
-    memset(extra, 0, (TETRIS_OBS - TETRIS_CELLS) * sizeof(float));
-    extra[env->piece] = 1.0f;
-    extra[7 + env->next_piece] = 1.0f;
-    extra[14 + env->rotation] = 1.0f;
+    memset(obs + TETRIS_CELLS, 0, (TETRIS_OBS - TETRIS_CELLS) * sizeof(float));
+    obs[TETRIS_OBS_PIECE + env->piece] = 1.0f;
+    obs[TETRIS_OBS_NEXT + env->next_piece] = 1.0f;
+    obs[TETRIS_OBS_ROTATION + env->rotation] = 1.0f;
     int holes = 0;
     for (int col = 0; col < TETRIS_COLS; col++) {
         int top = 0;
         while (top < TETRIS_ROWS && !env->well[top][col])
             top++;
-        extra[18 + col] = (float)(TETRIS_ROWS - top) / TETRIS_ROWS;
+        obs[TETRIS_OBS_HEIGHTS + col] = (float)(TETRIS_ROWS - top) / TETRIS_ROWS;
         for (int row = top; row < TETRIS_ROWS; row++)
             holes += !env->well[row][col];
     }
-    extra[28] = (float)(env->x + 3) / 12.0f;
-    extra[29] = (float)(env->y + 3) / 22.0f;
-    extra[30] = (float)env->gravity_phase / TETRIS_GRAVITY_PERIOD;
-    extra[31] = (float)env->tick / (float)env->max_steps;
-    extra[32] = (float)env->last_lines / 4.0f;
-    extra[33] = (float)holes / TETRIS_CELLS;
+    float *scalars = obs + TETRIS_OBS_SCALARS;
+    scalars[0] = (float)(env->x - TETRIS_MIN_X) / (float)(TETRIS_COLS - 1 - TETRIS_MIN_X);
+    scalars[1] = (float)env->y / (float)(TETRIS_ROWS - 2);
+    scalars[2] = (float)env->gravity_phase / TETRIS_GRAVITY_PERIOD;
+    scalars[3] = (float)env->tick / (float)env->max_steps;
+    scalars[4] = (float)env->last_lines / TETRIS_MAX_LINES;
+    scalars[5] = (float)holes / TETRIS_CELLS;
 }
 
 /* Starts a new episode without touching rewards or flags (see c_step). */

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from gymnasium import spaces
 
 from puffer.core import Buffer, GymnasiumPufferEnv, action_layout, nativize
+from puffer.core.emulation import CHECK_STEPS
 from puffer.core.testing import (
     ACTION_CATALOG,
     OBSERVATION_CATALOG,
@@ -157,3 +160,29 @@ def test_async_api_matches_step() -> None:
     _, rewards, terminals, truncations, infos, _, _ = env.recv()
     assert rewards.tolist() == [1.0] and not terminals[0] and not truncations[0]
     assert infos == []
+
+
+def test_actions_of_other_integer_types_are_cast() -> None:
+    env = GymnasiumPufferEnv("CartPole-v1")
+    env.reset(seed=0)
+    for _ in range(CHECK_STEPS + 2):  # past the checked steps, onto the memoryview fast path
+        env.step(np.ones(1, np.int32))
+    env.step(np.zeros(1, np.int64))
+    assert env.actions.tolist() == [0]
+    env.step([1])
+    assert env.actions.tolist() == [1]
+
+
+@pytest.mark.parametrize("make_env", [lambda: GymnasiumPufferEnv("CartPole-v1")])
+def test_envs_are_freed_without_the_garbage_collector(make_env: Callable[[], Any]) -> None:
+    # A reference cycle would keep a vectorizer's shared-memory rows alive after close().
+    gc.disable()
+    try:
+        env = make_env()
+        env.reset(seed=0)
+        env.step(env.actions)
+        ref = weakref.ref(env)
+        del env
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -117,9 +117,12 @@ def _converter(space: spaces.Space, view: np.ndarray, owner: object) -> Callable
 def _(space: spaces.Discrete, view: np.ndarray, owner: object) -> Callable[[], Any]:
     start, n = int(space.start), int(space.n)
 
+    # Reading through a memoryview yields a Python number without numpy's scalar machinery.
+    read = memoryview(view)
+
     def convert() -> int:
         # Checked on every step: a Python int compare costs less than a numpy reduction.
-        index = int(view)
+        index = int(read[()])
         if 0 <= index < n:
             return index + start
         raise APIUsageError(
@@ -332,8 +335,15 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
         self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
-        self._action = action_converter(self._act_layout, self.actions[0, ...], self)
+        # The owner is the repr, not self: a closure holding self would make a reference
+        # cycle that keeps the (possibly shared-memory) buffer alive until the next GC pass.
+        self._action = action_converter(self._act_layout, self.actions[0, ...], repr(self))
         self._env_step = self.env.step
+        # Python scalars go into one-row arrays several times faster through memoryviews than
+        # through numpy item assignment; they address the same memory.
+        self._reward_out = memoryview(self.rewards)
+        self._terminal_out = memoryview(self.terminals)
+        self._truncation_out = memoryview(self.truncations)
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -359,9 +369,9 @@ class GymnasiumPufferEnv(EmulatedEnv):
         stats.length += 1
         if info:
             stats.add_info(info)
-        self.rewards[0] = reward
-        self.terminals[0] = terminated
-        self.truncations[0] = truncated
+        self._reward_out[0] = reward
+        self._terminal_out[0] = terminated
+        self._truncation_out[0] = truncated
         if terminated or truncated:
             obs, _ = self.env.reset()
             where = "reset()"

@@ -94,7 +94,8 @@ class PufferEnv:
         # Integer actions for discrete spaces, floats for Box; any width, cast on copy.
         self._action_kinds = "iu" if self.actions.dtype.kind in "iu" else "f"
         self._action_checks_left = ACTION_CHECK_STEPS
-        self._action_shape = self.actions.shape
+        # memoryview slice assignment exists for 1-D buffers only (one action per agent).
+        self._actions_out = memoryview(self.actions) if self.actions.ndim == 1 else None
         self._has_reset = False
         self.closed = False
 
@@ -176,12 +177,20 @@ class PufferEnv:
     def _write_actions(self, actions: Any) -> None:
         """Validate `actions` and copy them into the buffer.
 
-        Shape and dtype kind are checked on every call (cheap attribute compares); discrete
-        ranges during the first `ACTION_CHECK_STEPS` calls, after which the step path stays lean.
+        Shape and dtype kind are checked on every call; discrete ranges during the first
+        `ACTION_CHECK_STEPS` calls, after which the step path stays lean.
         """
+        if self._actions_out is not None and not self._action_checks_left:
+            try:
+                # A memoryview accepts only an array of the buffer's own shape and dtype, so
+                # this one assignment is both the check and the copy of the common case.
+                self._actions_out[:] = actions
+                return
+            except (TypeError, ValueError):
+                pass  # another dtype, shape or type: validated (and cast) below
         if type(actions) is not np.ndarray:
             actions = np.asarray(actions)
-        if actions.shape != self._action_shape or actions.dtype.kind not in self._action_kinds:
+        if actions.shape != self.actions.shape or actions.dtype.kind not in self._action_kinds:
             self._raise_bad_actions(actions)
         if self._action_checks_left:
             self._action_checks_left -= 1

@@ -64,6 +64,9 @@ def test_config_prints_the_resolved_toml() -> None:
     result = invoke("config", ENV, "--train.gamma", "0.9", "--env.max-steps=12")
     assert result.exit_code == 0, result.output
     assert "gamma = 0.9\n" in result.output and "max_steps = 12\n" in result.output
+    result = invoke("config", ENV, "--keys")
+    assert result.exit_code == 0, result.output
+    assert "--train.learning-rate" in result.output and "--env.max-steps" in result.output
 
 
 def test_bench_reports_steps_per_second() -> None:

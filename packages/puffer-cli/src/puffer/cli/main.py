@@ -56,7 +56,7 @@ def main() -> None:
     # `puffer list | head` should end quietly rather than with a BrokenPipeError traceback.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    # Ctrl-C is how users stop training; the trainer checkpoints on KeyboardInterrupt.
+    # Ctrl-C is how users stop training: keep it a KeyboardInterrupt, which `train` reports.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # Third-party deprecation chatter is not for CLI users; `python -W` still takes precedence.
     if not sys.warnoptions:

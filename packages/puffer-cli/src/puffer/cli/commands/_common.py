@@ -39,7 +39,8 @@ CONFIG_OPTION = typer.Option(
 
 OVERRIDES_EPILOG = (
     "Any config key can follow the options as [bold]--section.key value[/bold], e.g. "
-    "--train.learning-rate 3e-4 --vec.num-envs 4; `puffer config ENV` prints every key."
+    "--train.learning-rate 3e-4 --vec.num-envs 4; `puffer config ENV --keys` lists every key "
+    "with its meaning."
 )
 
 

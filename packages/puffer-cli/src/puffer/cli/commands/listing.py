@@ -19,7 +19,9 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.cli.config import config_names
+from puffer.cli.overrides import flag, type_name
 from puffer.core import ENTRY_POINT_GROUP, make
+from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, field_help
 
 __all__ = ["describe_space", "register"]
 
@@ -77,11 +79,35 @@ def list_envs() -> None:
     )
 
 
-def show_config(ctx: typer.Context, env: str, config: Path | None = CONFIG_OPTION) -> None:
+def show_config(
+    ctx: typer.Context,
+    env: str,
+    config: Path | None = CONFIG_OPTION,
+    keys: bool = typer.Option(
+        False, "--keys", help="A table of every key: its flag, value, type and meaning."
+    ),
+) -> None:
     """Print the resolved config of ENV as TOML (after --config and overrides)."""
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
-    typer.echo(resolved.to_toml(), nl=False)
+    if not keys:
+        typer.echo(resolved.to_toml(), nl=False)
+        return
+    meanings = {
+        section: field_help(cls)
+        for section, cls in (("train", TrainConfig), ("policy", PolicyConfig), ("vec", VecConfig))
+    }
+    table = Table(title=f"config keys of {env}")
+    for column in ("flag", "value", "type", "meaning"):
+        table.add_column(column)
+    for section, values in resolved.data.items():
+        for key, value in values.items():
+            if isinstance(value, dict):  # searched parameters: see `puffer config ENV`
+                continue
+            meaning = meanings.get(section, {}).get(key, "")
+            table.add_row(flag((section, key)), repr(value), type_name(value), meaning)
+    out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
+    out.print(table)
 
 
 def register(app: typer.Typer) -> None:

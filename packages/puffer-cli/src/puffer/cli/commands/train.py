@@ -46,7 +46,12 @@ def train(
                 f"training [bold]{env}[/bold] on {device} for "
                 f"{resolved.run.train.total_timesteps:,} steps"
             )
-        result = run_training(env, resolved.run, dashboard=dashboard, wandb=wandb)
+        try:
+            result = run_training(env, resolved.run, dashboard=dashboard, wandb=wandb)
+        except KeyboardInterrupt:
+            where = Path(resolved.run.train.data_dir) / env.replace("/", "_")
+            console.print(f"\ninterrupted; periodic checkpoints of this run are under {where}/")
+            raise typer.Exit(130) from None
     if result.run_dir is None or not main_rank:
         return
     # The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml.

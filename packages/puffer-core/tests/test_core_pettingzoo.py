@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import gc
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -185,16 +183,3 @@ def test_homogeneous_structured_spaces_keep_a_shared_layout() -> None:
     obs, _ = env.reset(seed=1)
     batch = nativize(obs, env.obs_layout)
     assert batch["zeta"].shape == (4, 3)
-
-
-def test_env_is_freed_without_the_garbage_collector() -> None:
-    gc.disable()
-    try:
-        env = PettingZooPufferEnv(SpawnEnv, env_kwargs={"heterogeneous": True})
-        env.reset(seed=0)
-        env.step(env.actions)
-        ref = weakref.ref(env)
-        del env
-        assert ref() is None
-    finally:
-        gc.enable()

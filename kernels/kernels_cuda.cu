@@ -42,11 +42,12 @@ advantage_kernel(const float *__restrict__ values, const float *__restrict__ rew
 
 __global__ void priorities_kernel(const float *__restrict__ advantages, float *__restrict__ probs,
                                   int64_t segments, int64_t horizon, float alpha) {
-    __shared__ float warp_totals[kPriorityThreads / kWarp];
+    // Totals in double: one lane adds thousands of priorities, as the CPU kernel does.
+    __shared__ double warp_totals[kPriorityThreads / kWarp];
     const int lane = threadIdx.x % kWarp;
     const int warp = threadIdx.x / kWarp;
     const int warps = blockDim.x / kWarp;
-    float total = 0.0f;
+    double total = 0.0;
     for (int64_t i = warp; i < segments; i += warps) {
         const float *row = advantages + i * horizon;
         float sum = 0.0f;
@@ -63,17 +64,17 @@ __global__ void priorities_kernel(const float *__restrict__ advantages, float *_
     if (lane == 0) warp_totals[warp] = total;
     __syncthreads();
     if (threadIdx.x == 0) {
-        float all = 0.0f;
+        double all = 0.0;
         for (int w = 0; w < warps; ++w)
             all += warp_totals[w];
         warp_totals[0] = all;
     }
     __syncthreads();
-    const float all = warp_totals[0];
+    const double all = warp_totals[0];
     // All-zero advantages give no preference: sample segments uniformly.
     const float uniform = 1.0f / static_cast<float>(segments);
     for (int64_t i = threadIdx.x; i < segments; i += blockDim.x)
-        probs[i] = all > 0.0f ? probs[i] / all : uniform;
+        probs[i] = all > 0.0 ? static_cast<float>(probs[i] / all) : uniform;
 }
 
 } // namespace

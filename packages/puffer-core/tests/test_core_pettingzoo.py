@@ -91,14 +91,16 @@ def check_rows(env: PettingZooPufferEnv, raw_obs: dict[str, Any]) -> None:
             assert not env.observations[i].any(), f"absent {agent} must observe zeros"
 
 
-def run_equivalence(make_raw: Callable[[], Any], steps: int = 1000, seed: int = 3) -> int:
-    """Same seeds and actions for the raw and the emulated env; returns finished episodes."""
+def run_equivalence(
+    make_raw: Callable[[], Any], steps: int = 1000, seed: int = 3
+) -> dict[str, int]:
+    """Same seeds and actions for the raw and the emulated env; returns event counts."""
     raw, env = make_raw(), PettingZooPufferEnv(make_raw)
     raw_obs, _ = raw.reset(seed=seed)
     env.reset(seed=seed)
     check_rows(env, raw_obs)
     rng = np.random.default_rng(seed)
-    episodes = 0
+    counts = {"episodes": 0, "spawns": 0, "deaths": 0}
     for _ in range(steps):
         actions = {}
         row_actions = np.zeros_like(env.actions)
@@ -112,8 +114,11 @@ def run_equivalence(make_raw: Callable[[], Any], steps: int = 1000, seed: int = 
         raw_obs, rewards, terms, truncs, _ = raw.step(actions)
         ended = not raw.agents
         if ended:
-            episodes += 1
+            counts["episodes"] += 1
             new_obs, _ = raw.reset()
+        else:
+            counts["spawns"] += sum(agent not in rewards for agent in raw_obs)
+            counts["deaths"] += sum(terms[agent] for agent in rewards)
         _, env_rewards, env_terms, env_truncs, infos = env.step(row_actions)
         for i, agent in enumerate(env.possible_agents):
             if agent in rewards:
@@ -126,21 +131,28 @@ def run_equivalence(make_raw: Callable[[], Any], steps: int = 1000, seed: int = 
         assert len(infos) == sum(terms[a] or truncs[a] for a in rewards)
         check_rows(env, new_obs if ended else raw_obs)
     env.close()
-    return episodes
+    return counts
 
 
 @pytest.mark.parametrize(
-    "make_raw",
+    ("make_raw", "spawns_and_deaths"),
     [
-        functools.partial(pettingzoo.make, "parallel", "classic/rps-v2"),
-        lambda: aec_to_parallel(pettingzoo.make("aec", "classic/rps-v2")),
-        SpawnEnv,
-        functools.partial(SpawnEnv, heterogeneous=True),
+        pytest.param(
+            functools.partial(pettingzoo.make, "parallel", "classic/rps-v2"), False, id="rps"
+        ),
+        pytest.param(
+            lambda: aec_to_parallel(pettingzoo.make("aec", "classic/rps-v2")), False, id="rps-aec"
+        ),
+        pytest.param(SpawnEnv, True, id="spawn"),
+        pytest.param(functools.partial(SpawnEnv, heterogeneous=True), True, id="spawn-mixed"),
     ],
-    ids=["rps-parallel", "rps-aec", "spawn", "spawn-heterogeneous"],
 )
-def test_pettingzoo_equivalence(make_raw: Callable[[], Any]) -> None:
-    assert run_equivalence(make_raw, steps=1000) > 5
+def test_pettingzoo_equivalence(make_raw: Callable[[], Any], spawns_and_deaths: bool) -> None:
+    counts = run_equivalence(make_raw, steps=1000)
+    assert counts["episodes"] > 5
+    if spawns_and_deaths:
+        # Mid-episode: agents spawned while others lived, and died while others went on.
+        assert counts["spawns"] > 10 and counts["deaths"] > 10, counts
 
 
 def test_aec_env_is_converted() -> None:

@@ -75,10 +75,10 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
 
             return make_pettingzoo
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    hint = f"; did you mean {', '.join(close)}?" if close else "."
     raise EnvNotFoundError(
-        f"no env named {name!r}{hint} Registered: `puffer list`, or "
-        f"gym-<Gymnasium id> / pettingzoo-<family>.<module>"
+        f"no env named {name!r}{hint} `puffer list` shows the registered names; any Gymnasium "
+        "id works as gym-<id>, any PettingZoo env as pettingzoo-<family>.<module>"
     )
 
 

@@ -3,6 +3,8 @@ earns the score its docstring promises while a policy lacking the tested skill d
 
 from __future__ import annotations
 
+import doctest
+import importlib
 from typing import Any
 
 import numpy as np
@@ -187,3 +189,17 @@ def test_ocean_b_sanity_step_checks_actions() -> None:
     env.reset(seed=0)
     with pytest.raises(APIUsageError, match="outside Discrete"):
         env.step(np.array([0, 2], np.int32))
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    [
+        "puffer.ocean.sanity",
+        *(f"puffer.ocean.sanity.{name}" for name in NAMES),
+        *(f"puffer.ocean.{name}" for name in ("target", "connect4", "g2048", "tetris", "memory")),
+    ],
+)
+def test_ocean_b_docstring_examples_run(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -1,0 +1,30 @@
+"""puffer.train: PuffeRL (PPO with the puff advantage, prioritized segment replay, Muon),
+policies, checkpoints, metrics sinks and the `train` driver."""
+
+from __future__ import annotations
+
+from puffer.train.checkpoint import CheckpointError
+from puffer.train.config import Config, PolicyConfig, Sizes, TrainConfig, VecConfig, field_help
+from puffer.train.metrics import JSONLSink, MetricsSink
+from puffer.train.policies import Policy, make_policy
+from puffer.train.pufferl import PuffeRL
+from puffer.train.run import TrainResult, train
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CheckpointError",
+    "Config",
+    "JSONLSink",
+    "MetricsSink",
+    "Policy",
+    "PolicyConfig",
+    "PuffeRL",
+    "Sizes",
+    "TrainConfig",
+    "TrainResult",
+    "VecConfig",
+    "field_help",
+    "make_policy",
+    "train",
+]

@@ -1,0 +1,178 @@
+"""Rollout storage: segments of `horizon` steps per agent, (segments, horizon, ...) on device.
+
+Row t of a segment holds o_t, a_t, log pi_old(a_t | o_t), V(o_t), and r_{t+1}, d_{t+1}, u_{t+1}
+(reward, termination, truncation) that came back for a_t. `next_values[s]` is V of the
+observation after segment s's last row, so the advantage bootstraps instead of cutting. `states`
+hold the recurrent state at each segment start, so training replays the same sequence.
+
+Agent a fills segments a, N + a, 2N + a, ... (`chunks` of them per epoch). One extra row
+(index `segments`, the scratch row) absorbs the steps an agent takes after its segments are full,
+which only happens with EnvPool-style async vecenvs whose blocks run ahead of others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from puffer.train.config import Sizes
+
+__all__ = ["Cursor", "RolloutBuffer"]
+
+Index = tuple[slice | Tensor, int | Tensor]
+
+
+@dataclass
+class RolloutBuffer:
+    """Preallocated rollout tensors; every (S, T) array has one more (scratch) segment row.
+
+    Attributes:
+        observations: (S+1, T, *obs_shape), the env's observation dtype.
+        actions: (S+1, T, *action_shape), int64 (categorical) or float32.
+        logprobs, values, rewards, terminals, truncations, masks: (S+1, T) float32.
+        ratio: (S, T) float32, pi_new / pi_old per row, 1 when fresh.
+        next_values: (S+1,) float32.
+        states: tuple of (S+1, *state_shape) tensors, the state at each segment start.
+    """
+
+    observations: Tensor
+    actions: Tensor
+    logprobs: Tensor
+    values: Tensor
+    rewards: Tensor
+    terminals: Tensor
+    truncations: Tensor
+    masks: Tensor
+    ratio: Tensor
+    next_values: Tensor
+    states: tuple[Tensor, ...]
+
+    @classmethod
+    def allocate(
+        cls,
+        sizes: Sizes,
+        obs_shape: tuple[int, ...],
+        obs_dtype: torch.dtype,
+        action_shape: tuple[int, ...],
+        action_dtype: torch.dtype,
+        state: tuple[Tensor, ...],
+        device: torch.device,
+    ) -> RolloutBuffer:
+        """Zeroed storage for `sizes`; `state` is one agent-batched state to copy shapes from."""
+        rows, steps = sizes.segments + 1, sizes.horizon
+
+        def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> Tensor:
+            return torch.zeros(shape, dtype=dtype, device=device)
+
+        return cls(
+            observations=zeros(rows, steps, *obs_shape, dtype=obs_dtype),
+            actions=zeros(rows, steps, *action_shape, dtype=action_dtype),
+            logprobs=zeros(rows, steps),
+            values=zeros(rows, steps),
+            rewards=zeros(rows, steps),
+            terminals=zeros(rows, steps),
+            truncations=zeros(rows, steps),
+            masks=zeros(rows, steps),
+            ratio=torch.ones(rows - 1, steps, device=device),
+            next_values=zeros(rows),
+            states=tuple(zeros(rows, *s.shape[1:], dtype=s.dtype) for s in state),
+        )
+
+    @property
+    def segments(self) -> int:
+        return self.ratio.shape[0]
+
+    def starts(self, idx: Tensor) -> Tensor:
+        """(B, T) bool for segments `idx`: True at t when row t - 1 ended an episode."""
+        done = (self.terminals[idx] + self.truncations[idx]) > 0
+        starts = torch.zeros_like(done)
+        starts[:, 1:] = done[:, :-1]
+        return starts
+
+
+class Cursor:
+    """Where each agent writes in the buffer; host-side numpy bookkeeping, no device syncs.
+
+    Args:
+        sizes: the run's derived sizes.
+        device: where index tensors go for the general (async) path.
+    """
+
+    def __init__(self, sizes: Sizes, device: torch.device):
+        self.sizes = sizes
+        self.device = device
+        self.scratch = sizes.segments
+        self.capacity = sizes.chunks * sizes.horizon
+        n = sizes.num_agents
+        self.count = np.zeros(n, dtype=np.int64)
+        self.finished = np.zeros(n, dtype=bool)
+        self.prev_row = np.full(n, self.scratch, dtype=np.int64)
+        self.prev_t = np.zeros(n, dtype=np.int64)
+        self._all = np.arange(n)
+
+    def new_epoch(self) -> None:
+        """Every agent starts filling its first segment again."""
+        self.count[:] = 0
+        self.finished[:] = False
+        self.prev_row[:] = self.scratch
+        self.prev_t[:] = 0
+
+    @property
+    def done(self) -> bool:
+        """True once every agent filled its segments and got the reply to its last action."""
+        return bool(self.finished.all())
+
+    def _lockstep(self, ids: np.ndarray) -> bool:
+        # The fast path: all agents received together and in step, so indices are slices.
+        return len(ids) == self.sizes.num_agents and self.count.min() == self.count.max()
+
+    def reply_index(self, ids: np.ndarray) -> tuple[Index | None, Tensor | None]:
+        """Index of the rows whose rewards/dones arrive now, and of the segments they close.
+
+        Also marks agents whose last segment row just got its reply as finished.
+
+        Returns:
+            (row index for (S+1, T) arrays or None when no row waits for a reply, index into
+            `next_values` of the segments that this step's values bootstrap, or None).
+        """
+        horizon, n = self.sizes.horizon, self.sizes.num_agents
+        self.finished[ids] |= self.count[ids] == self.capacity
+        if self._lockstep(ids) and self.prev_row[0] != self.scratch:
+            start, t = int(self.prev_row[0]), int(self.prev_t[0])
+            closing = torch.arange(start, start + n, device=self.device)
+            return (slice(start, start + n), t), (closing if t == horizon - 1 else None)
+        rows_np, t_np = self.prev_row[ids], self.prev_t[ids]
+        if (rows_np == self.scratch).all():
+            return None, None
+        closing = np.where((t_np == horizon - 1) & (rows_np != self.scratch), rows_np, self.scratch)
+        index = (self._tensor(rows_np), self._tensor(t_np))
+        return index, self._tensor(closing)
+
+    def store_index(self, ids: np.ndarray) -> tuple[Index, Tensor | bool]:
+        """Index of the rows this step's observations and actions go to; advances the cursor.
+
+        Returns:
+            (row index, which of these rows open a segment: True for all, False for none, or a
+            (len(ids),) bool tensor).
+        """
+        horizon, n = self.sizes.horizon, self.sizes.num_agents
+        if self._lockstep(ids) and self.count[0] < self.capacity:
+            count = int(self.count[0])
+            start, t = (count // horizon) * n, count % horizon
+            self.count += 1
+            self.prev_row[:] = start + self._all
+            self.prev_t[:] = t
+            return (slice(start, start + n), t), t == 0
+        count = self.count[ids]
+        live = count < self.capacity
+        rows_np = np.where(live, (count // horizon) * n + ids, self.scratch)
+        t_np = np.where(live, count % horizon, 0)
+        self.count[ids] = count + live
+        self.prev_row[ids], self.prev_t[ids] = rows_np, t_np
+        return (self._tensor(rows_np), self._tensor(t_np)), self._tensor(live & (t_np == 0))
+
+    def _tensor(self, array: np.ndarray) -> Tensor:
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)

@@ -1,0 +1,56 @@
+"""Metric sinks: the trainer emits one flat `{name: float}` dict per epoch to each sink.
+
+A sink is anything with `log(metrics, step)` and `close()`. This module holds the interface and
+the JSONL file sink; the rich dashboard and wandb sinks live in their own modules so the trainer
+never imports either library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["JSONLSink", "MetricsSink", "read_jsonl"]
+
+
+@runtime_checkable
+class MetricsSink(Protocol):
+    """Receives the trainer's per-epoch metrics."""
+
+    def log(self, metrics: dict[str, float], step: int) -> None:
+        """Record `metrics` (flat, `section/name` keys) at agent step `step`."""
+
+    def close(self) -> None:
+        """Flush and release resources. Idempotent."""
+
+
+class JSONLSink:
+    """Appends one JSON object per epoch (`{"step": ..., **metrics}`) to `path`.
+
+    Appending keeps a resumed run's history in the same file. Non-finite floats are written as
+    null so every line stays valid JSON.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def log(self, metrics: dict[str, float], step: int) -> None:
+        row = {"step": step}
+        for key, value in metrics.items():
+            row[key] = value if math.isfinite(value) else None
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, float]]:
+    """All rows of a metrics file, in order."""
+    with Path(path).open(encoding="utf-8") as file:
+        return [json.loads(line) for line in file if line.strip()]

@@ -1,0 +1,31 @@
+"""Policies: encoders, recurrent cores, action heads and the `Policy` that joins them."""
+
+from __future__ import annotations
+
+from puffer.train.policies.encoders import IMPALA, MLPEncoder, NatureCNN, layer_init
+from puffer.train.policies.heads import (
+    ActionHead,
+    CategoricalHead,
+    GaussianHead,
+    MixedHead,
+    make_head,
+)
+from puffer.train.policies.policy import Policy, make_policy
+from puffer.train.policies.recurrent import LSTMCore, MinGRUCore, log_space_scan
+
+__all__ = [
+    "IMPALA",
+    "ActionHead",
+    "CategoricalHead",
+    "GaussianHead",
+    "LSTMCore",
+    "MLPEncoder",
+    "MinGRUCore",
+    "MixedHead",
+    "NatureCNN",
+    "Policy",
+    "layer_init",
+    "log_space_scan",
+    "make_head",
+    "make_policy",
+]

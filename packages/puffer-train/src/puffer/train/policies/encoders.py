@@ -1,0 +1,161 @@
+"""Encoders: observation rows -> a (B, hidden) feature vector.
+
+`MLPEncoder` takes flat rows, or structured rows through `puffer.core.nativize` when the env
+has an `obs_layout`; `NatureCNN` and `IMPALA` take images (channels first or last, uint8 scaled
+to [0, 1]). The first layer of each encoder is named `input` so the optimizer can keep it out of
+Muon (Muon is for hidden weight matrices).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+__all__ = ["IMPALA", "MLPEncoder", "NatureCNN", "layer_init"]
+
+
+def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
+    """Orthogonal weights with gain `std` and constant bias; returns the layer."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def _flat_float(x: Tensor) -> Tensor:
+    return x.reshape(x.shape[0], -1).float()
+
+
+class MLPEncoder(nn.Module):
+    """Linear + GELU, then `num_layers` hidden Linear + GELU layers.
+
+    Args:
+        obs_shape: shape of one observation row.
+        hidden_size: output width.
+        num_layers: hidden layers after the input layer.
+        obs_layout: a `puffer.core` layout when rows pack a structured space; each leaf is then
+            flattened, cast to float32 and concatenated in layout order.
+        obs_dtype: dtype of the observation rows (used to size the structured input).
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        hidden_size: int,
+        num_layers: int,
+        obs_layout=None,
+        obs_dtype: torch.dtype = torch.float32,
+    ):
+        super().__init__()
+        self.obs_layout = obs_layout
+        in_features = int(np.prod(obs_shape))
+        if obs_layout is not None:
+            in_features = self._flatten(torch.zeros((1, *obs_shape), dtype=obs_dtype)).shape[1]
+        self.input = layer_init(nn.Linear(in_features, hidden_size))
+        self.hidden = nn.Sequential(
+            *(
+                module
+                for _ in range(num_layers)
+                for module in (layer_init(nn.Linear(hidden_size, hidden_size)), nn.GELU())
+            )
+        )
+
+    def _flatten(self, obs: Tensor) -> Tensor:
+        if self.obs_layout is None:
+            return _flat_float(obs)
+        from puffer.core import nativize
+
+        leaves = _leaves(nativize(obs, self.obs_layout))
+        return torch.cat([_flat_float(leaf) for leaf in leaves], dim=-1)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return self.hidden(nn.functional.gelu(self.input(self._flatten(obs))))
+
+
+def _leaves(tree) -> list[Tensor]:
+    if isinstance(tree, dict):
+        return [leaf for value in tree.values() for leaf in _leaves(value)]
+    if isinstance(tree, tuple | list):
+        return [leaf for value in tree for leaf in _leaves(value)]
+    return [tree]
+
+
+def _channels_first(obs_shape: tuple[int, ...]) -> bool:
+    """Images are (C, H, W) unless the last axis looks like channels (1, 3 or 4) and the first
+    does not."""
+    return not (obs_shape[-1] in (1, 3, 4) and obs_shape[0] not in (1, 3, 4))
+
+
+class _Image(nn.Module):
+    """Shared image prologue: channels first, floats in [0, 1] for uint8 input."""
+
+    def __init__(self, obs_shape: tuple[int, ...]):
+        super().__init__()
+        if len(obs_shape) != 3:
+            raise ValueError(f"image encoders need (C, H, W) or (H, W, C) obs, got {obs_shape}")
+        self.channels_first = _channels_first(obs_shape)
+        c, h, w = obs_shape if self.channels_first else (obs_shape[2], *obs_shape[:2])
+        self.chw = (c, h, w)
+
+    def prepare(self, obs: Tensor) -> Tensor:
+        if not self.channels_first:
+            obs = obs.permute(0, 3, 1, 2)
+        scale = 1 / 255 if obs.dtype == torch.uint8 else 1.0
+        return obs.float() * scale
+
+
+class NatureCNN(_Image):
+    """The DQN Nature CNN: 3 conv layers then a Linear to `hidden_size`."""
+
+    def __init__(self, obs_shape: tuple[int, ...], hidden_size: int, channels: int = 32):
+        super().__init__(obs_shape)
+        c = self.chw[0]
+        self.input = layer_init(nn.Conv2d(c, channels, 8, stride=4))
+        self.convs = nn.Sequential(
+            nn.ReLU(),
+            layer_init(nn.Conv2d(channels, 2 * channels, 4, stride=2)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(2 * channels, 2 * channels, 3, stride=1)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            width = self.convs(self.input(torch.zeros(1, *self.chw))).shape[1]
+        self.project = layer_init(nn.Linear(width, hidden_size))
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return torch.relu(self.project(self.convs(self.input(self.prepare(obs)))))
+
+
+class _Residual(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv0 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
+
+
+class IMPALA(_Image):
+    """The IMPALA ResNet: 3 stages of conv, max-pool and 2 residual blocks, then a Linear."""
+
+    def __init__(self, obs_shape: tuple[int, ...], hidden_size: int, channels: int = 16):
+        super().__init__(obs_shape)
+        c = self.chw[0]
+        widths = (channels, 2 * channels, 2 * channels)
+        self.input = nn.Conv2d(c, widths[0], 3, padding=1)
+        stages: list[nn.Module] = []
+        for i, width in enumerate(widths):
+            if i > 0:
+                stages.append(nn.Conv2d(widths[i - 1], width, 3, padding=1))
+            stages += [nn.MaxPool2d(3, stride=2, padding=1), _Residual(width), _Residual(width)]
+        self.stages = nn.Sequential(*stages, nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            width = self.stages(self.input(torch.zeros(1, *self.chw))).shape[1]
+        self.project = layer_init(nn.Linear(width, hidden_size))
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return torch.relu(self.project(self.stages(self.input(self.prepare(obs)))))

@@ -1,0 +1,214 @@
+"""Action heads: map the network's hidden vector to a distribution over the env's actions.
+
+Every head has the same four calls: `forward(hidden) -> params`, `sample(params) -> (action,
+logprob, entropy)`, `evaluate(params, action) -> (logprob, entropy)`, and the attributes
+`action_shape` / `action_dtype` of the actions it produces (the trainer's rollout buffer stores
+them as they are). Sampling takes no host-device sync.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor, nn
+
+from puffer.core import APIUsageError
+from puffer.train.policies.encoders import layer_init
+
+__all__ = ["ActionHead", "CategoricalHead", "GaussianHead", "MixedHead", "make_head"]
+
+# Logit of a padded (non-existent) choice: exp() of it is exactly 0 in float32, and unlike
+# -inf it keeps p * log p at 0 instead of NaN.
+_PAD_LOGIT = -1e9
+
+
+class ActionHead(nn.Module):
+    """Base class; see the module docstring for the interface."""
+
+    action_shape: tuple[int, ...]
+    action_dtype: torch.dtype
+    num_params: int
+
+    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        raise NotImplementedError
+
+    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        raise NotImplementedError
+
+
+class CategoricalHead(ActionHead):
+    """One categorical per branch: Discrete (one branch, action shape ()) or MultiDiscrete.
+
+    Args:
+        hidden_size: input width.
+        nvec: choices per branch.
+        scalar: True for a Discrete space (actions of shape (B,)), else (B, len(nvec)).
+    """
+
+    def __init__(self, hidden_size: int, nvec: list[int], scalar: bool = False):
+        super().__init__()
+        self.nvec = [int(n) for n in nvec]
+        self.scalar = scalar
+        self.action_shape = () if scalar else (len(self.nvec),)
+        self.action_dtype = torch.int64
+        self.num_params = sum(self.nvec)
+        self.linear = layer_init(nn.Linear(hidden_size, self.num_params), std=0.01)
+        width = max(self.nvec)
+        # Scatter map from flat logits into a (branches, width) grid padded with _PAD_LOGIT.
+        index = torch.tensor(
+            [b * width + i for b, n in enumerate(self.nvec) for i in range(n)], dtype=torch.long
+        )
+        self.register_buffer("_index", index, persistent=False)
+        self._width = width
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        return self.linear(hidden)
+
+    def _grid(self, params: Tensor) -> Tensor:
+        if len(self.nvec) == 1:
+            return params.unsqueeze(-2)
+        if all(n == self._width for n in self.nvec):
+            return params.view(*params.shape[:-1], len(self.nvec), self._width)
+        grid = params.new_full((*params.shape[:-1], len(self.nvec) * self._width), _PAD_LOGIT)
+        grid[..., self._index] = params
+        return grid.view(*params.shape[:-1], len(self.nvec), self._width)
+
+    def _stats(self, logits: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        logp_all = torch.log_softmax(logits, dim=-1)
+        logprob = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1).sum(-1)
+        entropy = -(logp_all.exp() * logp_all).sum(-1).sum(-1)
+        return logprob, entropy
+
+    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        logits = self._grid(params)
+        flat = logits.reshape(-1, self._width)
+        action = torch.multinomial(torch.softmax(flat, dim=-1), 1).view(logits.shape[:-1])
+        logprob, entropy = self._stats(logits, action)
+        return (action.squeeze(-1) if self.scalar else action), logprob, entropy
+
+    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        action = action.long()
+        return self._stats(self._grid(params), action.unsqueeze(-1) if self.scalar else action)
+
+
+class GaussianHead(ActionHead):
+    """Diagonal Gaussian with a learned state-independent log std, for float32 Box actions."""
+
+    def __init__(self, hidden_size: int, dim: int):
+        super().__init__()
+        self.action_shape = (dim,)
+        self.action_dtype = torch.float32
+        self.num_params = dim
+        self.mean = layer_init(nn.Linear(hidden_size, dim), std=0.01)
+        self.log_std = nn.Parameter(torch.zeros(dim))
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        return self.mean(hidden)
+
+    def _stats(self, mean: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        log_std = self.log_std.expand_as(mean)
+        z = (action - mean) / log_std.exp()
+        logprob = (-0.5 * z.square() - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+        entropy = (0.5 + 0.5 * math.log(2 * math.pi) + log_std).sum(-1)
+        return logprob, entropy
+
+    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        action = params + self.log_std.exp() * torch.randn_like(params)
+        return (action, *self._stats(params, action))
+
+    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        return self._stats(params, action)
+
+
+class MixedHead(ActionHead):
+    """Discrete and continuous parts packed side by side in one float32 action row.
+
+    Args:
+        hidden_size: input width.
+        parts: `("discrete", n)` (one column holding the choice) or `("continuous", dim)`
+            (dim columns), in the row's column order.
+    """
+
+    def __init__(self, hidden_size: int, parts: list[tuple[str, int]]):
+        super().__init__()
+        heads, columns = [], []
+        for kind, size in parts:
+            if kind == "discrete":
+                heads.append(CategoricalHead(hidden_size, [size], scalar=True))
+                columns.append(1)
+            elif kind == "continuous":
+                heads.append(GaussianHead(hidden_size, size))
+                columns.append(size)
+            else:
+                raise APIUsageError(f"MixedHead part kind {kind!r}; use 'discrete'/'continuous'")
+        self.parts = nn.ModuleList(heads)
+        self._columns = columns
+        self._params = [h.num_params for h in heads]
+        self.action_shape = (sum(columns),)
+        self.action_dtype = torch.float32
+        self.num_params = sum(self._params)
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        return torch.cat([head(hidden) for head in self.parts], dim=-1)
+
+    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        actions, logprob, entropy = [], 0.0, 0.0
+        for head, p in zip(self.parts, params.split(self._params, -1), strict=True):
+            a, lp, ent = head.sample(p)
+            actions.append(a.float().view(*p.shape[:-1], -1))
+            logprob, entropy = logprob + lp, entropy + ent
+        return torch.cat(actions, dim=-1), logprob, entropy
+
+    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        logprob, entropy = 0.0, 0.0
+        chunks = zip(
+            self.parts, params.split(self._params, -1), action.split(self._columns, -1), strict=True
+        )
+        for head, p, a in chunks:
+            lp, ent = head.evaluate(p, a.squeeze(-1) if isinstance(head, CategoricalHead) else a)
+            logprob, entropy = logprob + lp, entropy + ent
+        return logprob, entropy
+
+
+def make_head(hidden_size: int, action_space: spaces.Space, action_layout: object = None):
+    """The head for a buffer action space (Discrete, MultiDiscrete, float32 Box, or mixed).
+
+    A mixed Dict of discrete and continuous actions arrives as a float32 Box with an
+    `action_layout`; its leaves, in layout order, become the parts of a `MixedHead`.
+
+    Raises:
+        APIUsageError: the space has no head.
+    """
+    if isinstance(action_space, spaces.Discrete):
+        return CategoricalHead(hidden_size, [int(action_space.n)], scalar=True)
+    if isinstance(action_space, spaces.MultiDiscrete):
+        return CategoricalHead(hidden_size, list(np.asarray(action_space.nvec).ravel()))
+    if isinstance(action_space, spaces.Box) and action_layout is not None:
+        return MixedHead(hidden_size, _mixed_parts(action_layout))
+    if isinstance(action_space, spaces.Box):
+        return GaussianHead(hidden_size, int(np.prod(action_space.shape)))
+    raise APIUsageError(
+        f"no action head for {action_space!r}; use Discrete, MultiDiscrete or a float32 Box"
+    )
+
+
+def _mixed_parts(layout: object) -> list[tuple[str, int]]:
+    """Parts of a mixed action row from the leaf spaces of its layout, in column order."""
+    leaves = getattr(layout, "leaves", None)
+    if leaves is None:
+        raise APIUsageError(f"action_layout {layout!r} has no `leaves`; cannot build a MixedHead")
+    parts: list[tuple[str, int]] = []
+    for leaf in leaves:
+        space = getattr(leaf, "space", leaf)
+        if isinstance(space, spaces.Discrete):
+            parts.append(("discrete", int(space.n)))
+        elif isinstance(space, spaces.MultiDiscrete):
+            parts.extend(("discrete", int(n)) for n in np.asarray(space.nvec).ravel())
+        elif isinstance(space, spaces.Box):
+            parts.append(("continuous", int(np.prod(space.shape))))
+        else:
+            raise APIUsageError(f"mixed action leaf {space!r} is neither discrete nor a Box")
+    return parts

@@ -1,0 +1,126 @@
+"""`Policy`: encode -> (recurrent core) -> decode into an action head and a value."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor, nn
+
+from puffer.core import APIUsageError
+from puffer.train.config import PolicyConfig
+from puffer.train.policies.encoders import IMPALA, MLPEncoder, NatureCNN, layer_init
+from puffer.train.policies.heads import ActionHead, make_head
+from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
+
+__all__ = ["Policy", "make_policy"]
+
+State = tuple[Tensor, ...]
+
+
+class Policy(nn.Module):
+    """An actor-critic over one encoder, an optional recurrent core and two heads.
+
+    Args:
+        encoder: module mapping (B, *obs_shape) rows to (B, hidden).
+        head: the action head (`puffer.train.policies.heads`).
+        hidden_size: encoder output width.
+        core: an `LSTMCore`, a `MinGRUCore`, or None for a feed-forward policy.
+
+    The modules named `encoder.input`, `head` and `value` are the input and output layers that
+    Muon leaves to AdamW (see `puffer.train.optim`).
+    """
+
+    def __init__(
+        self, encoder: nn.Module, head: ActionHead, hidden_size: int, core: nn.Module | None = None
+    ):
+        super().__init__()
+        self.encoder = encoder
+        self.core = core
+        self.head = head
+        self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
+
+    @property
+    def is_recurrent(self) -> bool:
+        return self.core is not None
+
+    def initial_state(self, n: int, device: torch.device | str = "cpu") -> State:
+        """Zero state for `n` agents; `()` for a feed-forward policy."""
+        return () if self.core is None else self.core.initial_state(n, torch.device(device))
+
+    def forward_eval(self, obs: Tensor, state: State) -> tuple[Tensor, Tensor, State]:
+        """One rollout step.
+
+        Args:
+            obs: (N, *obs_shape) observation rows.
+            state: the recurrent state for these N agents, already cut at episode ends.
+
+        Returns:
+            (head params (N, P), value (N,) float32, new state).
+        """
+        hidden = self.encoder(obs)
+        if self.core is not None:
+            hidden, state = self.core.step(hidden, state)
+        return self.head(hidden), self.value(hidden).squeeze(-1), state
+
+    def forward_train(self, obs: Tensor, state: State, starts: Tensor) -> tuple[Tensor, Tensor]:
+        """Replay whole segments.
+
+        Args:
+            obs: (B, T, *obs_shape) rows of B segments.
+            state: the state stored at each segment start (batch B).
+            starts: (B, T) bool, True where an episode began at t (ignored for t = 0).
+
+        Returns:
+            (head params (B, T, P), value (B, T)).
+        """
+        batch, steps = obs.shape[:2]
+        hidden = self.encoder(obs.reshape(batch * steps, *obs.shape[2:]))
+        if self.core is not None:
+            hidden = self.core.sequence(hidden.view(batch, steps, -1), state, starts)
+            hidden = hidden.reshape(batch * steps, -1)
+        params = self.head(hidden).view(batch, steps, -1)
+        return params, self.value(hidden).view(batch, steps)
+
+    def forward(self, obs: Tensor, state: State = ()) -> tuple[Tensor, Tensor, State]:
+        return self.forward_eval(obs, state)
+
+
+def make_policy(config: PolicyConfig, env) -> Policy:
+    """Build the policy `config` describes for `env` (anything with `single_observation_space`,
+    `single_action_space` and optional `obs_layout` / `action_layout`).
+
+    Example:
+        >>> from gymnasium import spaces
+        >>> class Env:
+        ...     single_observation_space = spaces.Box(-1, 1, (4,))
+        ...     single_action_space = spaces.Discrete(2)
+        >>> policy = make_policy(PolicyConfig(hidden_size=16), Env())
+        >>> logits, value, state = policy.forward_eval(torch.zeros(3, 4), ())
+        >>> tuple(logits.shape), tuple(value.shape)
+        ((3, 2), (3,))
+    """
+    obs_space: spaces.Box = env.single_observation_space
+    obs_shape = tuple(obs_space.shape)
+    hidden = config.hidden_size
+    obs_layout = getattr(env, "obs_layout", None)
+    if config.encoder == "mlp":
+        obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
+        encoder = MLPEncoder(obs_shape, hidden, config.num_layers, obs_layout, obs_dtype)
+    elif config.encoder == "nature_cnn":
+        encoder = NatureCNN(obs_shape, hidden, config.cnn_channels)
+    elif config.encoder == "impala":
+        encoder = IMPALA(obs_shape, hidden, config.cnn_channels // 2)
+    else:
+        raise APIUsageError(
+            f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn' or 'impala'"
+        )
+    cores = {
+        "none": lambda: None,
+        "lstm": lambda: LSTMCore(hidden),
+        "mingru": lambda: MinGRUCore(hidden, config.mingru_layers),
+    }
+    if config.recurrent not in cores:
+        raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
+    head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
+    return Policy(encoder, head, hidden, cores[config.recurrent]())

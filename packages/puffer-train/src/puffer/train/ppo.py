@@ -1,0 +1,91 @@
+"""The clipped PPO loss over one minibatch, written like the equations (DESIGN.md §6)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+__all__ = ["LossCoefs", "annealed_beta", "cosine_lr", "importance_weights", "ppo_loss"]
+
+
+@dataclass(frozen=True)
+class LossCoefs:
+    """Coefficients of the loss: ratio clip, value clip, value weight, entropy weight."""
+
+    clip: float
+    vf_clip: float
+    vf_coef: float
+    ent_coef: float
+
+
+def importance_weights(probs: Tensor, idx: Tensor, beta: float) -> Tensor:
+    """(N p_i)^(-beta) for the sampled segments `idx`; `probs` (N,) sums to 1. Returns (B,)."""
+    return (probs.shape[0] * probs[idx]).pow(-beta)
+
+
+def annealed_beta(beta0: float, epoch: int, epochs: int) -> float:
+    """beta linearly annealed from beta0 at epoch 0 to 1 at the last epoch."""
+    return beta0 + (1.0 - beta0) * min(1.0, epoch / max(1, epochs - 1))
+
+
+def cosine_lr(lr: float, epoch: int, epochs: int) -> float:
+    """Cosine decay from lr at epoch 0 to 0 after the last epoch."""
+    return lr * 0.5 * (1.0 + math.cos(math.pi * epoch / epochs))
+
+
+def ppo_loss(
+    new_logprob: Tensor,
+    entropy: Tensor,
+    new_value: Tensor,
+    mb_logprob: Tensor,
+    mb_value: Tensor,
+    mb_adv: Tensor,
+    mb_returns: Tensor,
+    mb_weight: Tensor,
+    mb_mask: Tensor,
+    coefs: LossCoefs,
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """Clipped policy loss, clipped value loss and entropy bonus for one minibatch.
+
+    Args:
+        new_logprob, entropy, new_value: (B, T) from the current policy.
+        mb_logprob, mb_value: (B, T) stored at rollout.
+        mb_adv: (B, T) puff advantages; normalized here over the minibatch.
+        mb_returns: (B, T) value targets (advantage + value).
+        mb_weight: (B, 1) importance weights of the sampled segments.
+        mb_mask: (B, T) 1 for live agent rows, 0 for padded ones.
+        coefs: the loss coefficients.
+
+    Returns:
+        (scalar loss, detached stats: policy, value, entropy, approx_kl, clipfrac, and the
+        ratio (B, T) that the trainer writes back for V-trace).
+    """
+    live = mb_mask.sum().clamp(min=1)
+
+    def mean(x: Tensor) -> Tensor:
+        return (x * mb_mask).sum() / live
+
+    log_ratio = new_logprob - mb_logprob
+    ratio = log_ratio.exp()
+    adv = (mb_adv - mean(mb_adv)) / (mean((mb_adv - mean(mb_adv)).square()).sqrt() + 1e-8)
+    adv = mb_weight * adv
+    pg_loss = mean(torch.max(-adv * ratio, -adv * ratio.clamp(1 - coefs.clip, 1 + coefs.clip)))
+    v_clipped = mb_value + (new_value - mb_value).clamp(-coefs.vf_clip, coefs.vf_clip)
+    v_loss = 0.5 * mean(
+        torch.max((new_value - mb_returns).square(), (v_clipped - mb_returns).square())
+    )
+    entropy_loss = mean(entropy)
+    loss = pg_loss + coefs.vf_coef * v_loss - coefs.ent_coef * entropy_loss
+    with torch.no_grad():
+        stats = {
+            "policy_loss": pg_loss.detach(),
+            "value_loss": v_loss.detach(),
+            "entropy": entropy_loss.detach(),
+            "approx_kl": mean((ratio - 1) - log_ratio),
+            "clipfrac": mean(((ratio - 1).abs() > coefs.clip).float()),
+            "ratio": ratio.detach(),
+        }
+    return loss, stats

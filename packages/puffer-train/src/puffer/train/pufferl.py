@@ -1,0 +1,446 @@
+"""PuffeRL: collect segments (`evaluate`), update the policy (`train`), report (`mean_and_log`).
+
+Data flow per epoch:
+
+    vecenv.recv() -> rewards/dones into the rows that acted last -> policy.forward_eval
+      -> sample actions -> obs/actions/logprobs/values into this step's rows -> vecenv.send()
+    ... until every agent filled its segments; then, per minibatch:
+    puff_advantage(whole buffer) -> segment_priorities -> sample segments -> PPO loss -> step
+
+The trainer never imports rich, wandb or argparse: it hands one flat metrics dict per epoch to
+its sinks (`puffer.train.metrics.MetricsSink`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor
+
+from puffer.core import APIUsageError
+from puffer.train import checkpoint as ckpt
+from puffer.train import distributed
+from puffer.train.advantage import puff_advantage, segment_priorities
+from puffer.train.buffer import Cursor, RolloutBuffer
+from puffer.train.config import Config, Sizes, TrainConfig
+from puffer.train.metrics import MetricsSink
+from puffer.train.optim import make_optimizer
+from puffer.train.policies import Policy
+from puffer.train.ppo import LossCoefs, annealed_beta, cosine_lr, importance_weights, ppo_loss
+
+__all__ = ["PuffeRL", "resolve_device"]
+
+# Episodes kept per env statistic for the running means (e.g. the 100-episode mean return).
+RECENT_EPISODES = 100
+
+
+def resolve_device(device: str) -> torch.device:
+    """'auto' -> cuda when available, else cpu; anything else as given."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+class PuffeRL:
+    """The PPO trainer over any vecenv with the async API.
+
+    Args:
+        config: the run's `Config` (or just its `TrainConfig`).
+        vecenv: has `async_reset(seed)`, `send(actions)`, `recv()` returning `(obs, rewards,
+            terminals, truncations, infos, agent_ids, masks)`, and `num_agents`,
+            `single_observation_space`, `single_action_space`. A `puffer.core.PufferEnv` or a
+            `puffer.vector` vectorizer both qualify. The trainer does not close it.
+        policy: a `puffer.train.policies.Policy` built for this env; moved to the device.
+        sinks: metric sinks fed by `mean_and_log` (rank 0 only under DDP).
+        run_dir: where `save_checkpoint` writes; None disables checkpoints.
+
+    Example:
+        >>> from puffer.core import make
+        >>> from puffer.train import PolicyConfig, TrainConfig, make_policy
+        >>> env = make("gym-CartPole-v1")
+        >>> config = TrainConfig(horizon=8, minibatch_size=8, total_timesteps=16, device="cpu")
+        >>> trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
+        >>> trainer.evaluate(); _ = trainer.train(); trainer.global_step
+        8
+        >>> trainer.close(); env.close()
+    """
+
+    def __init__(
+        self,
+        config: Config | TrainConfig,
+        vecenv: Any,
+        policy: Policy,
+        sinks: tuple[MetricsSink, ...] | list[MetricsSink] = (),
+        run_dir: str | Path | None = None,
+    ):
+        self.config = config if isinstance(config, Config) else Config(train=config)
+        cfg = self.config.train
+        self.vecenv = vecenv
+        self.sinks = list(sinks)
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.rank, self.world_size = distributed.rank_and_world()
+        self.device = resolve_device(cfg.device)
+        if self.device.type == "cuda" and self.world_size > 1:
+            self.device = torch.device("cuda", distributed.local_rank())
+        if cfg.torch_threads > 0:
+            torch.set_num_threads(cfg.torch_threads)
+
+        self.sizes = Sizes.derive(cfg, int(vecenv.num_agents))
+        self.policy = policy.to(self.device)
+        distributed.broadcast_parameters(self.policy)
+        self.optimizer = make_optimizer(self.policy, cfg)
+        self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
+
+        obs_space = vecenv.single_observation_space
+        obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
+        head = self.policy.head
+        self.state = self.policy.initial_state(self.sizes.num_agents, self.device)
+        self.buffer = RolloutBuffer.allocate(
+            self.sizes,
+            tuple(obs_space.shape),
+            obs_dtype,
+            head.action_shape,
+            head.action_dtype,
+            self.state,
+            self.device,
+        )
+        self.cursor = Cursor(self.sizes, self.device)
+        self._action_bounds = _action_bounds(vecenv.single_action_space, self.device)
+        self._env_action_dtype = _env_action_dtype(vecenv.single_action_space)
+        self._pinned: dict[str, Tensor] = {}
+
+        self.global_step = 0
+        self.epoch = 0
+        self.stats: dict[str, list[float]] = defaultdict(list)
+        self.recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=RECENT_EPISODES))
+        self.losses: dict[str, float] = {}
+        self.times: dict[str, float] = defaultdict(float)
+        self._epoch_start = time.perf_counter()
+        self._held: tuple[Any, ...] | None = None
+        self.closed = False
+        self.vecenv.async_reset(cfg.seed + self.rank)
+
+    # Rollout ------------------------------------------------------------------------------
+
+    def evaluate(self) -> None:
+        """Collect one epoch of segments into the buffer (blocks on the env)."""
+        self._check_open("evaluate")
+        self.cursor.new_epoch()
+        held, self._held = self._held, None
+        if held is not None:
+            self._act(*held)
+        while True:
+            start = time.perf_counter()
+            obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
+            self.times["env"] += time.perf_counter() - start
+            for info in infos:
+                for key, value in info.items():
+                    self.stats[key].append(float(value))
+            ids = np.asarray(ids)
+            keep = self._store_reply(ids, rewards, terminals, truncations)
+            start = time.perf_counter()
+            obs_t = self._to_device("obs", obs)
+            state = self._gather_state(ids, keep)
+            with torch.no_grad():
+                params, value, new_state = self.policy.forward_eval(obs_t, state)
+            self.times["forward"] += time.perf_counter() - start
+            if self._closing is not None:
+                self.buffer.next_values[self._closing] = value
+            if self.cursor.done:
+                # The epoch is full: hold this batch unsent; the next epoch acts on it with the
+                # updated policy. The cut state is kept, not the step's output.
+                self._scatter_state(ids, state)
+                self._held = (obs_t.clone(), ids, masks, state)
+                return
+            self._act(obs_t, ids, masks, state, params, value, new_state)
+
+    def _store_reply(
+        self, ids: np.ndarray, rewards: np.ndarray, terminals: np.ndarray, truncations: np.ndarray
+    ) -> Tensor | None:
+        """Write r, d, u into the rows that acted last; return (1 - done) for the state cut."""
+        index, self._closing = self.cursor.reply_index(ids)
+        buf = self.buffer
+        d = self._to_device("terminals", terminals)
+        u = self._to_device("truncations", truncations)
+        if index is not None:
+            buf.rewards[index] = self._to_device("rewards", rewards)
+            buf.terminals[index] = d.float()
+            buf.truncations[index] = u.float()
+        if not self.policy.is_recurrent:
+            return None
+        return (~(d | u)).float()
+
+    def _act(
+        self,
+        obs_t: Tensor,
+        ids: np.ndarray,
+        masks: np.ndarray,
+        state: tuple[Tensor, ...],
+        params: Tensor | None = None,
+        value: Tensor | None = None,
+        new_state: tuple[Tensor, ...] = (),
+    ) -> None:
+        """Sample actions for `ids`, store the step, send the actions."""
+        start = time.perf_counter()
+        if params is None:
+            with torch.no_grad():
+                params, value, new_state = self.policy.forward_eval(obs_t, state)
+        with torch.no_grad():
+            action, logprob, _ = self.policy.head.sample(params)
+        index, opens = self.cursor.store_index(ids)
+        buf = self.buffer
+        buf.observations[index] = obs_t
+        buf.actions[index] = action
+        buf.logprobs[index] = logprob
+        buf.values[index] = value
+        buf.masks[index] = self._to_device("masks", masks).float()
+        if self.policy.is_recurrent:
+            rows = index[0]
+            for stored, s in zip(buf.states, state, strict=True):
+                if opens is True:
+                    stored[rows] = s
+                elif isinstance(opens, Tensor):
+                    stored[rows[opens]] = s[opens]
+            self._scatter_state(ids, new_state)
+        if self._action_bounds is not None:
+            action = action.clamp(*self._action_bounds)
+        # Host-device sync: actions go back to the env on the host.
+        env_actions = action.to(self._env_action_dtype).cpu().numpy()
+        self.times["forward"] += time.perf_counter() - start
+        start = time.perf_counter()
+        self.vecenv.send(env_actions)
+        self.times["env"] += time.perf_counter() - start
+        self.global_step += len(ids) * self.world_size
+
+    def _gather_state(self, ids: np.ndarray, keep: Tensor | None) -> tuple[Tensor, ...]:
+        if not self.state:
+            return ()
+        if len(ids) == self.sizes.num_agents:
+            state = self.state
+        else:
+            index = torch.from_numpy(ids).to(self.device)
+            state = tuple(s[index] for s in self.state)
+        if keep is None:
+            return state
+        # Cut the recurrent state where the previous step ended an episode.
+        return tuple(s * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
+
+    def _scatter_state(self, ids: np.ndarray, state: tuple[Tensor, ...]) -> None:
+        if not self.state:
+            return
+        if len(ids) == self.sizes.num_agents:
+            self.state = tuple(state)
+            return
+        index = torch.from_numpy(ids).to(self.device)
+        for stored, s in zip(self.state, state, strict=True):
+            stored[index] = s
+
+    def _to_device(self, name: str, array: np.ndarray) -> Tensor:
+        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
+        tensor = torch.from_numpy(np.asarray(array))
+        if self.device.type == "cpu":
+            return tensor
+        pinned = self._pinned.get(name)
+        if pinned is None or pinned.shape != tensor.shape:
+            pinned = self._pinned[name] = torch.empty_like(tensor).pin_memory()
+        pinned.copy_(tensor)
+        return pinned.to(self.device, non_blocking=True)
+
+    # Update -------------------------------------------------------------------------------
+
+    def train(self) -> dict[str, float]:
+        """One update over the collected epoch: prioritized minibatches of segments.
+
+        Returns:
+            the epoch's mean losses (also kept in `self.losses`).
+        """
+        self._check_open("train")
+        cfg, sizes, buf = self.config.train, self.sizes, self.buffer
+        start = time.perf_counter()
+        lr = cosine_lr(cfg.learning_rate, self.epoch, sizes.epochs)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr if cfg.anneal_lr else cfg.learning_rate
+        beta = annealed_beta(cfg.prio_beta0, self.epoch, sizes.epochs)
+        segments = sizes.segments
+        values, rewards = buf.values[:segments], buf.rewards[:segments]
+        terminals, truncations = buf.terminals[:segments], buf.truncations[:segments]
+        next_values, ratio = buf.next_values[:segments], buf.ratio
+        ratio.fill_(1.0)
+        totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
+        for _ in range(sizes.minibatches):
+            advantages = puff_advantage(
+                values,
+                rewards,
+                terminals,
+                truncations,
+                ratio,
+                next_values,
+                cfg.gamma,
+                cfg.gae_lambda,
+                cfg.vtrace_rho_clip,
+                cfg.vtrace_c_clip,
+            )
+            probs = segment_priorities(advantages, cfg.prio_alpha)
+            idx = torch.multinomial(probs, sizes.minibatch_segments, replacement=False)
+            mb_obs = buf.observations[idx]
+            mb_actions = buf.actions[idx]
+            mb_logprob = buf.logprobs[idx]
+            mb_value = values[idx]
+            mb_adv = advantages[idx]
+            mb_returns = mb_adv + mb_value
+            mb_weight = importance_weights(probs, idx, beta).unsqueeze(1)
+            mb_state = tuple(s[idx] for s in buf.states)
+            params, new_value = self.policy.forward_train(mb_obs, mb_state, buf.starts(idx))
+            new_logprob, entropy = self.policy.head.evaluate(params, mb_actions)
+            loss, stats = ppo_loss(
+                new_logprob,
+                entropy,
+                new_value,
+                mb_logprob,
+                mb_value,
+                mb_adv,
+                mb_returns,
+                mb_weight,
+                buf.masks[idx],
+                self.coefs,
+            )
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            distributed.average_gradients(self.policy)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
+            self.optimizer.step()
+            ratio[idx] = stats.pop("ratio")
+            stats["grad_norm"] = grad_norm.detach()
+            for key, value in stats.items():
+                totals[key] += value
+        with torch.no_grad():
+            returns = advantages + values
+            explained = 1 - (returns - values).var() / returns.var().clamp(min=1e-8)
+        # Host-device sync: once per epoch, the loss statistics leave the device.
+        self.losses = {key: float(value) / sizes.minibatches for key, value in totals.items()}
+        self.losses["explained_variance"] = float(explained)
+        self.losses["learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        self.losses["prio_beta"] = beta
+        self.epoch += 1
+        self.times["train"] += time.perf_counter() - start
+        return dict(self.losses)
+
+    # Reporting ----------------------------------------------------------------------------
+
+    def mean_and_log(self) -> dict[str, float]:
+        """Average this epoch's env stats, add losses, speed and time split; feed the sinks.
+
+        Returns:
+            the flat metrics dict (`environment/*`, `losses/*`, `performance/*`, `time/*`).
+        """
+        now = time.perf_counter()
+        elapsed = max(now - self._epoch_start, 1e-9)
+        metrics: dict[str, float] = {}
+        for key, values in self.stats.items():
+            if values:
+                metrics[f"environment/{key}"] = float(np.mean(values))
+                self.recent[key].extend(values)
+        self.stats.clear()
+        for key, value in self.losses.items():
+            metrics[f"losses/{key}"] = value
+        steps = self.sizes.batch_size * self.world_size
+        metrics["performance/sps"] = steps / elapsed
+        metrics["performance/epoch"] = float(self.epoch)
+        metrics["performance/epochs"] = float(self.sizes.epochs)
+        metrics["performance/global_step"] = float(self.global_step)
+        total = self.config.train.total_timesteps
+        remaining = max(total - self.global_step, 0)
+        metrics["performance/time_left"] = remaining / max(metrics["performance/sps"], 1e-9)
+        accounted = sum(self.times.values())
+        for key, value in self.times.items():
+            metrics[f"time/{key}"] = value / elapsed
+        metrics["time/other"] = max(0.0, elapsed - accounted) / elapsed
+        self.times.clear()
+        self._epoch_start = now
+        if self.rank == 0:
+            for sink in self.sinks:
+                sink.log(metrics, self.global_step)
+        return metrics
+
+    def recent_mean(self, key: str = "episode_return") -> float:
+        """Mean of `key` over the last `RECENT_EPISODES` finished episodes (nan if none)."""
+        values = self.recent.get(key)
+        return float(np.mean(values)) if values else float("nan")
+
+    # Checkpoints --------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly: model, optimizer, counters, RNG, config."""
+        return {
+            "model": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "trainer": {
+                "global_step": self.global_step,
+                "epoch": self.epoch,
+                "recent": {key: list(values) for key, values in self.recent.items()},
+            },
+            "rng": ckpt.rng_state(),
+            "config": self.config.to_dict(),
+            "num_agents": self.sizes.num_agents,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore `state_dict()` output; raises `CheckpointError` when it does not fit."""
+        ckpt.check_compatible(state, self.config, self.sizes.num_agents)
+        try:
+            self.policy.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, KeyError, ValueError, APIUsageError) as error:
+            raise ckpt.CheckpointError(
+                f"checkpoint model/optimizer do not fit this policy: {error}; resume with the "
+                "policy and optimizer config the run was started with"
+            ) from error
+        trainer = state["trainer"]
+        self.global_step = int(trainer["global_step"])
+        self.epoch = int(trainer["epoch"])
+        for key, values in trainer.get("recent", {}).items():
+            self.recent[key].extend(values)
+        ckpt.set_rng_state(state["rng"])
+
+    def save_checkpoint(self) -> Path | None:
+        """Write `run_dir/checkpoint.pt` atomically (rank 0 only); returns its path."""
+        if self.run_dir is None:
+            raise APIUsageError(
+                "PuffeRL.save_checkpoint() needs a run_dir; pass run_dir= to PuffeRL"
+            )
+        if self.rank != 0:
+            return None
+        return ckpt.save(self.run_dir / ckpt.CHECKPOINT_NAME, self.state_dict())
+
+    def close(self) -> None:
+        """Close the sinks. Idempotent; the vecenv stays open (its owner closes it)."""
+        if self.closed:
+            return
+        self.closed = True
+        for sink in self.sinks:
+            sink.close()
+
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise APIUsageError(f"PuffeRL.{call}() called after close(); make a new trainer")
+
+
+def _action_bounds(space: spaces.Space, device: torch.device) -> tuple[Tensor, Tensor] | None:
+    """Finite Box bounds to clip sampled actions to (the stored action stays unclipped)."""
+    if not isinstance(space, spaces.Box) or not np.isfinite(space.low).all():
+        return None
+    if not np.isfinite(space.high).all():
+        return None
+    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
+    high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
+    return low, high
+
+
+def _env_action_dtype(space: spaces.Space) -> torch.dtype:
+    return torch.float32 if isinstance(space, spaces.Box) else torch.int32

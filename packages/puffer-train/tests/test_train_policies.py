@@ -1,0 +1,191 @@
+"""Policies: shapes, heads against torch.distributions, recurrent training == rollout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from puffer.core import APIUsageError, GymnasiumPufferEnv
+from puffer.train import PolicyConfig, make_policy
+from puffer.train.optim import muon_parameters
+from puffer.train.policies import (
+    CategoricalHead,
+    GaussianHead,
+    LSTMCore,
+    MinGRUCore,
+    MixedHead,
+    log_space_scan,
+)
+from puffer.train.policies.recurrent import mingru_sequence_reference
+
+
+class _Spec:
+    def __init__(self, obs: spaces.Box, act: spaces.Space):
+        self.single_observation_space = obs
+        self.single_action_space = act
+
+
+@pytest.mark.parametrize(
+    ("encoder", "obs"),
+    [
+        ("mlp", spaces.Box(-1, 1, (7,), np.float32)),
+        ("nature_cnn", spaces.Box(0, 255, (84, 84, 4), np.uint8)),
+        ("impala", spaces.Box(0, 255, (3, 64, 64), np.uint8)),
+    ],
+    ids=["mlp", "nature_cnn-hwc", "impala-chw"],
+)
+@pytest.mark.parametrize("recurrent", ["none", "lstm", "mingru"])
+def test_policy_shapes(encoder: str, obs: spaces.Box, recurrent: str) -> None:
+    torch.manual_seed(0)
+    config = PolicyConfig(encoder=encoder, hidden_size=32, recurrent=recurrent, cnn_channels=8)
+    policy = make_policy(config, _Spec(obs, spaces.Discrete(5)))
+    rows = torch.as_tensor(np.stack([obs.sample() for _ in range(6)]))
+    state = policy.initial_state(6)
+    params, value, new_state = policy.forward_eval(rows, state)
+    assert params.shape == (6, 5) and value.shape == (6,)
+    assert [s.shape for s in new_state] == [s.shape for s in state]
+    seq = rows.view(2, 3, *obs.shape)
+    starts = torch.zeros(2, 3, dtype=torch.bool)
+    params, value = policy.forward_train(seq, policy.initial_state(2), starts)
+    assert params.shape == (2, 3, 5) and value.shape == (2, 3)
+
+
+def test_unknown_policy_names_raise() -> None:
+    spec = _Spec(spaces.Box(-1, 1, (3,)), spaces.Discrete(2))
+    with pytest.raises(APIUsageError, match=r"policy.encoder is 'resnet'"):
+        make_policy(PolicyConfig(encoder="resnet"), spec)
+    with pytest.raises(APIUsageError, match=r"policy.recurrent is 'gru'"):
+        make_policy(PolicyConfig(recurrent="gru"), spec)
+
+
+def test_categorical_head_matches_torch_distributions() -> None:
+    torch.manual_seed(0)
+    head = CategoricalHead(8, [3, 5, 2])
+    params = torch.randn(4, 10)
+    action, logprob, entropy = head.sample(params)
+    assert action.shape == (4, 3) and action.dtype == torch.int64
+    expected_lp, expected_ent = 0.0, 0.0
+    for i, logits in enumerate(params.split([3, 5, 2], dim=-1)):
+        dist = torch.distributions.Categorical(logits=logits)
+        expected_lp = expected_lp + dist.log_prob(action[:, i])
+        expected_ent = expected_ent + dist.entropy()
+    torch.testing.assert_close(logprob, expected_lp)
+    torch.testing.assert_close(entropy, expected_ent)
+    torch.testing.assert_close(head.evaluate(params, action), (logprob, entropy))
+
+
+def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:
+    torch.manual_seed(0)
+    head = GaussianHead(8, 2)
+    with torch.no_grad():
+        head.log_std.fill_(-0.5)
+    mean = torch.randn(5, 2)
+    action, logprob, entropy = head.sample(mean)
+    dist = torch.distributions.Normal(mean, torch.full_like(mean, -0.5).exp())
+    torch.testing.assert_close(logprob, dist.log_prob(action).sum(-1))
+    torch.testing.assert_close(entropy, dist.entropy().sum(-1))
+
+    mixed = MixedHead(8, [("discrete", 3), ("continuous", 2)])
+    params = mixed(torch.randn(5, 8))
+    action, logprob, entropy = mixed.sample(params)
+    assert action.shape == (5, 3) and action.dtype == torch.float32
+    assert set(action[:, 0].tolist()) <= {0.0, 1.0, 2.0}
+    torch.testing.assert_close(mixed.evaluate(params, action), (logprob, entropy))
+
+
+def test_structured_observations_and_mixed_actions_through_layouts() -> None:
+    obs_space = spaces.Dict(
+        {"pos": spaces.Box(-1, 1, (3,), np.float32), "cell": spaces.Discrete(4)}
+    )
+    act_space = spaces.Dict(
+        {"move": spaces.Discrete(3), "force": spaces.Box(-1, 1, (2,), np.float32)}
+    )
+
+    import gymnasium
+
+    class Toy(gymnasium.Env):
+        observation_space, action_space = obs_space, act_space
+
+        def reset(self, seed=None, options=None):
+            return self.observation_space.sample(), {}
+
+        def step(self, action):
+            return self.observation_space.sample(), 0.0, False, False, {}
+
+    env = GymnasiumPufferEnv(Toy)
+    policy = make_policy(PolicyConfig(hidden_size=16), env)
+    obs, _ = env.reset(seed=0)
+    with torch.no_grad():
+        params, _, _ = policy.forward_eval(torch.from_numpy(obs), ())
+        action, _, _ = policy.head.sample(params)
+    assert isinstance(policy.head, MixedHead)
+    assert action.shape == (1, *env.single_action_space.shape)
+    env.step(action.numpy())
+    env.close()
+
+
+def _starts(batch: int, steps: int, p: float, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(batch, steps, generator=g) < p
+
+
+@pytest.mark.parametrize("core_cls", [LSTMCore, MinGRUCore], ids=["lstm", "mingru"])
+@pytest.mark.parametrize("p_start", [0.0, 0.2])
+def test_recurrent_sequence_equals_step_loop_with_cuts(core_cls, p_start: float) -> None:
+    torch.manual_seed(0)
+    core = core_cls(16) if core_cls is LSTMCore else MinGRUCore(16, num_layers=2)
+    x = torch.randn(5, 9, 16)
+    state = tuple(s.uniform_(0.1, 1.0) for s in core.initial_state(5, torch.device("cpu")))
+    starts = _starts(5, 9, p_start, seed=1)
+    y = core.sequence(x, state, starts)
+    h = state
+    keep = (~starts).float()
+    outputs = []
+    for t in range(9):
+        if t > 0:
+            h = tuple(s * keep[:, t].view(-1, *([1] * (s.dim() - 1))) for s in h)
+        out, h = core.step(x[:, t], h)
+        outputs.append(out)
+    torch.testing.assert_close(y, torch.stack(outputs, 1), rtol=1e-4, atol=1e-5)
+    if core_cls is MinGRUCore:
+        torch.testing.assert_close(
+            y, mingru_sequence_reference(core, x, state, starts), rtol=1e-4, atol=1e-5
+        )
+
+
+def test_mingru_scan_gradients_are_finite_across_cuts() -> None:
+    torch.manual_seed(0)
+    core = MinGRUCore(8)
+    x = torch.randn(3, 16, 8, requires_grad=True)
+    starts = _starts(3, 16, 0.3, seed=2)
+    core.sequence(x, core.initial_state(3, torch.device("cpu")), starts).square().sum().backward()
+    assert torch.isfinite(x.grad).all()
+    assert all(torch.isfinite(p.grad).all() for p in core.parameters())
+
+
+def test_log_space_scan_matches_linear_recurrence() -> None:
+    g = torch.Generator().manual_seed(0)
+    a = torch.rand(2, 13, 3, generator=g)
+    b = torch.rand(2, 13, 3, generator=g) + 0.1
+    a[0, 5] = 0.0
+    h, expected = torch.zeros(2, 3), []
+    for t in range(13):
+        h = a[:, t] * h + b[:, t]
+        expected.append(h)
+    torch.testing.assert_close(log_space_scan(a.log(), b.log()).exp(), torch.stack(expected, 1))
+
+
+def test_muon_gets_hidden_matrices_only() -> None:
+    spec = _Spec(spaces.Box(-1, 1, (5,)), spaces.Discrete(3))
+    policy = make_policy(PolicyConfig(hidden_size=16, num_layers=2, recurrent="lstm"), spec)
+    muon, rest = muon_parameters(policy)
+    names = {id(p): n for n, p in policy.named_parameters()}
+    assert {names[id(p)] for p in muon} == {
+        "encoder.hidden.0.weight",
+        "encoder.hidden.2.weight",
+        "core.lstm.weight_ih_l0",
+        "core.lstm.weight_hh_l0",
+    }
+    assert len(muon) + len(rest) == len(list(policy.parameters()))

@@ -77,15 +77,15 @@ static void c_init(Breakout *env) {
 /* The ten scalars; bricks are written when they change (all at reset, one per hit). */
 static void breakout_observe(Breakout *env) {
     float *obs = env->observations;
-    obs[0] = env->paddle_x / (BREAKOUT_WIDTH - BREAKOUT_PADDLE_WIDTH);
+    obs[0] = env->paddle_x * (1.0f / (BREAKOUT_WIDTH - BREAKOUT_PADDLE_WIDTH));
     obs[1] = BREAKOUT_PADDLE_Y / BREAKOUT_HEIGHT;
-    obs[2] = env->ball_x / (BREAKOUT_WIDTH - BREAKOUT_BALL_SIZE);
-    obs[3] = env->ball_y / BREAKOUT_HEIGHT;
-    obs[4] = env->ball_vx / BREAKOUT_BALL_MAX_SPEED;
-    obs[5] = env->ball_vy / BREAKOUT_BALL_MAX_SPEED;
+    obs[2] = env->ball_x * (1.0f / (BREAKOUT_WIDTH - BREAKOUT_BALL_SIZE));
+    obs[3] = env->ball_y * (1.0f / BREAKOUT_HEIGHT);
+    obs[4] = env->ball_vx * (1.0f / BREAKOUT_BALL_MAX_SPEED);
+    obs[5] = env->ball_vy * (1.0f / BREAKOUT_BALL_MAX_SPEED);
     obs[6] = 1.0f; /* the ball is always in play: it is served automatically */
-    obs[7] = (float)env->score / (float)BREAKOUT_MAX_SCORE;
-    obs[8] = (float)env->lives / (float)BREAKOUT_MAX_LIVES;
+    obs[7] = (float)env->score * (1.0f / BREAKOUT_MAX_SCORE);
+    obs[8] = (float)env->lives * (1.0f / BREAKOUT_MAX_LIVES);
     obs[9] = BREAKOUT_PADDLE_WIDTH / BREAKOUT_WIDTH;
 }
 
@@ -152,8 +152,9 @@ static int breakout_hit_brick(Breakout *env, float prev_cx, float prev_cy) {
 
 /* One frame; returns the points scored. */
 static int breakout_frame(Breakout *env, int action) {
-    if (action == BREAKOUT_LEFT) env->paddle_x -= BREAKOUT_PADDLE_SPEED;
-    if (action == BREAKOUT_RIGHT) env->paddle_x += BREAKOUT_PADDLE_SPEED;
+    /* Branch-free: random actions would mispredict. */
+    env->paddle_x +=
+        BREAKOUT_PADDLE_SPEED * (float)((action == BREAKOUT_RIGHT) - (action == BREAKOUT_LEFT));
     if (env->paddle_x < 0.0f) env->paddle_x = 0.0f;
     if (env->paddle_x > BREAKOUT_WIDTH - BREAKOUT_PADDLE_WIDTH) {
         env->paddle_x = BREAKOUT_WIDTH - BREAKOUT_PADDLE_WIDTH;

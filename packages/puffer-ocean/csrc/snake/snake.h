@@ -101,6 +101,12 @@ static int snake_free_cell(Snake *env) {
     return SNAKE_VISION * env->stride + SNAKE_VISION; /* unreachable under a valid config */
 }
 
+/* Cell index of body part k (0 = head) of snake s; no modulo: this runs every step. */
+static inline int snake_part(const Snake *env, const SnakeBody *s, int k) {
+    int index = s->head - k;
+    return s->body[index < 0 ? index + env->max_length : index];
+}
+
 static void snake_observe(Snake *env, int i) {
     const SnakeBody *s = &env->snakes[i];
     const int8_t *corner = env->grid + s->body[s->head] - SNAKE_VISION * env->stride - SNAKE_VISION;
@@ -161,8 +167,7 @@ static void snake_move(Snake *env, int i) {
     env->truncations[i] = 0;
     if (!eats || s->length >= env->max_length) {
         /* The tail leaves first, so a snake may follow its own tail. */
-        int tail = (s->head - s->length + 1 + env->max_length) % env->max_length;
-        env->grid[s->body[tail]] = SNAKE_EMPTY;
+        env->grid[snake_part(env, s, s->length - 1)] = SNAKE_EMPTY;
         s->length--;
         cell = env->grid[next];
     }
@@ -173,13 +178,12 @@ static void snake_move(Snake *env, int i) {
         s->length++; /* the length it reached, for the log */
         snake_end_episode(env, i);
         for (int k = 0; k < s->length - 1; k++) { /* the tail cell is already free */
-            int index = (s->head - k + env->max_length) % env->max_length;
-            env->grid[s->body[index]] = SNAKE_CORPSE;
+            env->grid[snake_part(env, s, k)] = SNAKE_CORPSE;
         }
         snake_spawn(env, i);
         return;
     }
-    s->head = (s->head + 1) % env->max_length;
+    s->head = s->head + 1 == env->max_length ? 0 : s->head + 1;
     s->body[s->head] = next;
     s->length++;
     env->grid[next] = SNAKE_BODY;
@@ -192,7 +196,7 @@ static void snake_move(Snake *env, int i) {
         env->truncations[i] = 1;
         snake_end_episode(env, i);
         for (int k = 0; k < s->length; k++) {
-            env->grid[s->body[(s->head - k + env->max_length) % env->max_length]] = SNAKE_EMPTY;
+            env->grid[snake_part(env, s, k)] = SNAKE_EMPTY;
         }
         snake_spawn(env, i);
     }
@@ -229,7 +233,7 @@ static void c_render(const Snake *env, Canvas *canvas) {
         const SnakeBody *s = &env->snakes[i];
         Color color = snake_colors[i % 5];
         for (int k = 0; k < s->length; k++) {
-            int cell = s->body[(s->head - k + env->max_length) % env->max_length];
+            int cell = snake_part(env, s, k);
             int row = cell / env->stride - SNAKE_VISION, col = cell % env->stride - SNAKE_VISION;
             raster_rect(canvas, col * px, row * px, px, px, color);
             if (k == 0)

@@ -87,22 +87,13 @@ static void c_step(Squared *env) {
     env->terminals[0] = 0;
     env->truncations[0] = 0;
     env->observations[env->row * SQUARED_GRID + env->col] = SQUARED_EMPTY;
-    switch (env->actions[0]) { /* out-of-range actions are no-ops, never indices */
-    case SQUARED_DOWN:
-        env->row += env->row < SQUARED_GRID - 1;
-        break;
-    case SQUARED_UP:
-        env->row -= env->row > 0;
-        break;
-    case SQUARED_LEFT:
-        env->col -= env->col > 0;
-        break;
-    case SQUARED_RIGHT:
-        env->col += env->col < SQUARED_GRID - 1;
-        break;
-    default:
-        break;
-    }
+    /* Branch-free: random actions would mispredict a switch on most steps. An out-of-range
+     * action moves nowhere; actions are never used as indices. */
+    int action = env->actions[0];
+    int row = env->row + (action == SQUARED_DOWN) - (action == SQUARED_UP);
+    int col = env->col + (action == SQUARED_RIGHT) - (action == SQUARED_LEFT);
+    env->row = row < 0 ? 0 : (row > SQUARED_GRID - 1 ? SQUARED_GRID - 1 : row);
+    env->col = col < 0 ? 0 : (col > SQUARED_GRID - 1 ? SQUARED_GRID - 1 : col);
     if (env->row == env->target_row && env->col == env->target_col) {
         env->rewards[0] = 1.0f;
         env->terminals[0] = 1;

@@ -1,0 +1,147 @@
+"""Ocean throughput: random-policy agent steps per second of each C env.
+
+For every env, at 1, 64 and 1,024 env instances, with one thread and with all threads
+(`os.cpu_count()`), we time a loop that copies one of 16 pre-generated random action arrays into
+the bound `env.actions` (so drawing random numbers is not what is measured) and steps. Two
+loops are timed, in alternation:
+
+- `binding`: `np.copyto(env.actions, pool[i]); env._c.step()` - the C step through the pybind11
+  binding, the figure the issue's speed targets refer to;
+- `step`: `np.copyto(...); env.step(env.actions)` - the public PufferEnv call, adding its Python
+  overhead (checks, log collection every `log_interval` steps).
+
+Unit: agent steps per second (snake counts every snake; breakout's one step is 4 frames).
+Each figure is the median of `--repeats` runs of about `--seconds` each. The named peer is
+Gymnasium's own vectorized CartPole (`gymnasium.make_vec("CartPole-v1", vectorization_mode=
+"vector_entry_point")`, numpy), timed the same way at the same sizes; its ratio is printed on the
+cartpole rows. Recommended: an idle machine, `--repeats 5 --seconds 0.5`. Run:
+
+    uv run python benchmarks/ocean.py
+    uv run python benchmarks/ocean.py --envs breakout --sizes 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import gymnasium
+import numpy as np
+
+import puffer.core
+import puffer.ocean
+
+ENVS = ["squared", "cartpole", "cartpole_continuous", "pong", "breakout", "snake"]
+ENVS += ["target", "connect4", "g2048", "tetris", "memory"]
+POOL = 16  # pre-generated action arrays, cycled
+
+
+def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return rng.integers(0, space.n, (POOL, *shape), dtype=np.int32)
+    if isinstance(space, gymnasium.spaces.MultiDiscrete):
+        return rng.integers(0, space.nvec, (POOL, *shape), dtype=np.int32)
+    return rng.uniform(-1.0, 1.0, (POOL, *shape)).astype(np.float32)
+
+
+def timed(loop: Callable[[int], None], agents: int, seconds: float) -> float:
+    """Agent steps/s of `loop(n)` (n steps), with n sized from a short calibration run."""
+    steps = 16
+    while True:
+        start = time.perf_counter()
+        loop(steps)
+        elapsed = time.perf_counter() - start
+        if elapsed > seconds / 4 or steps >= 1 << 22:
+            break
+        steps *= 2
+    steps = max(1, int(steps * seconds / max(elapsed, 1e-9)))
+    start = time.perf_counter()
+    loop(steps)
+    return steps * agents / (time.perf_counter() - start)
+
+
+def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace) -> dict:
+    env = puffer.core.make(name, num_envs=num_envs, num_threads=threads)
+    env.reset(seed=0)
+    pool = action_pool(env.single_action_space, env.actions.shape, seed=1)
+    actions, native_step, step = env.actions, env._c.step, env.step
+
+    def binding(n: int) -> None:
+        for i in range(n):
+            np.copyto(actions, pool[i % POOL])
+            native_step()
+
+    def public(n: int) -> None:
+        for i in range(n):
+            np.copyto(actions, pool[i % POOL])
+            step(actions)
+
+    rates: dict[str, list[float]] = {"binding": [], "step": []}
+    for _ in range(args.repeats):
+        rates["binding"].append(timed(binding, env.num_agents, args.seconds))
+        rates["step"].append(timed(public, env.num_agents, args.seconds))
+    env.close()
+    return {key: statistics.median(values) for key, values in rates.items()}
+
+
+def gymnasium_rate(num_envs: int, args: argparse.Namespace) -> float:
+    env = gymnasium.make_vec(
+        "CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point"
+    )
+    env.reset(seed=0)
+    pool = action_pool(env.single_action_space, (num_envs,), seed=1)
+
+    def loop(n: int) -> None:
+        for i in range(n):
+            env.step(pool[i % POOL])
+
+    rate = statistics.median(timed(loop, num_envs, args.seconds) for _ in range(args.repeats))
+    env.close()
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", nargs="+", default=ENVS, choices=ENVS)
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024])
+    parser.add_argument("--threads", nargs="+", type=int, default=sorted({1, os.cpu_count() or 1}))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=0.3)
+    args = parser.parse_args()
+
+    print(
+        f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={platform.python_version()}"
+        f" numpy={np.__version__} gymnasium={gymnasium.__version__}"
+        f" puffer-ocean={puffer.ocean.__version__} openmp={puffer.ocean._ocean.OPENMP}"
+    )
+    print("agent steps/s, median of", args.repeats, "runs; M = 1e6")
+    print(f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'step':>11}  peer")
+    one_thread: dict[tuple[str, int], float] = {}
+    for name in args.envs:
+        for size in args.sizes:
+            for threads in args.threads:
+                rates = ocean_rates(name, size, threads, args)
+                peer = ""
+                if threads == 1:
+                    one_thread[name, size] = rates["binding"]
+                    if name == "cartpole":
+                        gym = gymnasium_rate(size, args)
+                        ratio = rates["step"] / gym
+                        peer = f"gymnasium vector CartPole {gym / 1e6:.2f}M, step/peer {ratio:.1f}x"
+                elif (name, size) in one_thread:
+                    peer = f"{rates['binding'] / one_thread[name, size]:.2f}x one thread"
+                print(
+                    f"{name:<20}{size:>6}{threads:>8}{rates['binding'] / 1e6:>10.2f}M"
+                    f"{rates['step'] / 1e6:>10.2f}M  {peer}",
+                    flush=True,
+                )
+    print(f"load at end={os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -21,8 +21,8 @@ from puffer.core.errors import APIUsageError
 
 __all__ = ["ACTION_CHECK_STEPS", "PufferEnv"]
 
-# Discrete action ranges are validated on this many steps after construction; later steps only
-# check shape and dtype, so the step path costs a few attribute compares.
+# Discrete action ranges are validated on this many steps after construction; later steps
+# check only shape and dtype (for 1-D actions, one memoryview assignment that also copies).
 ACTION_CHECK_STEPS = 16
 
 Infos = list[dict[str, Any]]

@@ -147,3 +147,29 @@ def test_observation_problems_name_the_leaf() -> None:
     box = spaces.Box(-1, 1, (2,), np.float32)
     assert observation_problem(box, np.zeros(2)) is None
     assert "outside" in observation_problem(box, np.array([0.0, np.nan], np.float32))
+
+
+@pytest.mark.parametrize(
+    ("bad_actions", "match"),
+    [
+        (np.zeros(2, np.int32), r"shape \(2,\), expected \(1,\)"),
+        (np.zeros(1, np.float32), r"dtype float32, expected integers"),
+        (np.array([5], np.int32), r"action 5 .*outside Discrete\(2\)"),
+    ],
+    ids=["shape", "dtype", "range"],
+)
+def test_bad_actions_are_caught_on_the_lean_path(
+    cartpole: GymnasiumPufferEnv, bad_actions: np.ndarray, match: str
+) -> None:
+    for _ in range(CHECK_STEPS + 2):
+        cartpole.step(np.zeros(1, np.int32))
+    with pytest.raises(APIUsageError, match=match):
+        cartpole.step(bad_actions)
+
+
+def test_step_after_close_on_the_lean_path(cartpole: GymnasiumPufferEnv) -> None:
+    for _ in range(CHECK_STEPS + 2):
+        cartpole.step(np.zeros(1, np.int32))
+    cartpole.close()
+    with pytest.raises(APIUsageError, match=r"step\(\) called after close\(\)"):
+        cartpole.step(np.zeros(1, np.int32))

@@ -339,11 +339,17 @@ class GymnasiumPufferEnv(EmulatedEnv):
         # cycle that keeps the (possibly shared-memory) buffer alive until the next GC pass.
         self._action = action_converter(self._act_layout, self.actions[0, ...], repr(self))
         self._env_step = self.env.step
+        self._lean = False
         # Python scalars go into one-row arrays several times faster through memoryviews than
         # through numpy item assignment; they address the same memory.
         self._reward_out = memoryview(self.rewards)
         self._terminal_out = memoryview(self.terminals)
         self._truncation_out = memoryview(self.truncations)
+
+    def close(self) -> None:
+        """Close the wrapped env. Idempotent."""
+        self._lean = False  # so step() reaches the base class's use-after-close error
+        super().close()
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -359,10 +365,27 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         return []
 
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos]:
+        """`PufferEnv.step`, with its per-call checks fused in once the env runs lean."""
+        if not self._lean:
+            return super().step(actions)
+        if actions is not self.actions:
+            try:
+                # Same check-and-copy as `PufferEnv._write_actions`, one method call fewer.
+                self._actions_out[:] = actions
+            except (TypeError, ValueError):
+                self._write_actions(actions)
+        return self.observations, self.rewards, self.terminals, self.truncations, self._step()
+
     def _step(self) -> Infos:
         if self._checks_left:
             self._checks_left -= 1
             check_action_row(self, self._act_layout, self.actions[0, ...])
+            # Lean from now on: reset happened (we are stepping), checks are done, and the
+            # 1-D action row has a memoryview for the fused check-and-copy.
+            self._lean = not self._checks_left and self._actions_out is not None
         obs, reward, terminated, truncated, info = self._env_step(self._action())
         stats = self._stats
         stats.total += reward

@@ -60,12 +60,15 @@ class CurveSink:
         """Nothing to release."""
 
 
-def train_objective(base: Config, runs_dir: str, params: dict[str, float | int]) -> RunResult:
+def train_objective(
+    base: Config, runs_dir: str, wandb: bool, params: dict[str, float | int]
+) -> RunResult:
     """Train one suggestion and score it (module-level, so process runners can pickle it).
 
     Args:
         base: The resolved config every run starts from.
         runs_dir: `train.data_dir` of the runs.
+        wandb: Also log each run to wandb.
         params: The suggestion, dotted `section.key` names.
 
     Returns:
@@ -79,7 +82,7 @@ def train_objective(base: Config, runs_dir: str, params: dict[str, float | int])
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
     curve = CurveSink(metric)
-    result = run_training(base.env_name, config.run, sinks=[curve])
+    result = run_training(base.env_name, config.run, sinks=[curve], wandb=wandb)
     if metric not in result.recent:
         raise ValueError(
             f"[sweep] metric {metric!r} was never reported by {base.env_name}; it reports "
@@ -132,6 +135,7 @@ def sweep(
         "", "--name", help="Sweep name; an existing name resumes that sweep. Default: a timestamp."
     ),
     slots: int = typer.Option(1, "--slots", min=1, help="Runs trained at once (processes)."),
+    wandb: bool = typer.Option(False, "--wandb", help="Also log every run to wandb."),
 ) -> None:
     """Search the [sweep] hyperparameters of ENV: train each suggestion, log it, rank them."""
     with reported_errors():
@@ -146,7 +150,7 @@ def sweep(
             f"sweeping {env}: {sweep_config.method} over {', '.join(sweep_config.space.names)}; "
             f"{sweep_config.max_runs} runs, {sweep_config.goal} {sweep_config.metric}"
         )
-        objective = functools.partial(train_objective, resolved, str(sweep_dir / "runs"))
+        objective = functools.partial(train_objective, resolved, str(sweep_dir / "runs"), wandb)
         runner = SerialRunner() if slots == 1 else LocalRunner(slots)
         try:
             summary = run_sweep(

@@ -51,15 +51,16 @@ __all__ = [
     "worker_main",
 ]
 
-# Waiting, on both sides: spin while an answer is likely within microseconds, then give the
-# core away with sched_yield, then sleep with a growing interval. On an oversubscribed machine
-# (more processes than cores, like 2-core CI) a long spin steals the core from the very process
-# it waits for; sleeping keeps idle workers at almost no CPU. The first sleep is short so a
-# step that ends just after the yield phase is still picked up quickly.
+# Waiting, on both sides: spin while an answer is likely within microseconds, yield the core
+# briefly, then sleep with a growing interval. The yield phase is short on purpose: on a
+# machine with more runnable processes than cores (2-core CI, shared machines), sched_yield
+# sends the caller behind every other runnable task, while a sleeper is woken by its timer and
+# scheduled promptly; measured on 2 loaded cores, a 100 µs yield phase with sleeps from 20 µs
+# gave 2-10x the throughput of a 1 ms one. Sleeping also keeps idle workers near 0% CPU.
 SPIN_SECONDS = 20e-6
-YIELD_SECONDS = 1e-3
-MIN_SLEEP_SECONDS = 50e-6
-MAX_SLEEP_SECONDS = 2e-3
+YIELD_SECONDS = 100e-6
+MIN_SLEEP_SECONDS = 20e-6
+MAX_SLEEP_SECONDS = 1e-3
 
 
 class Flag(enum.IntEnum):

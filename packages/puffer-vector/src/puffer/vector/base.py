@@ -16,6 +16,7 @@ Call order (the `_expect` state machine):
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,6 +147,15 @@ class Vectorizer:
         self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
         self._action_bounds = _discrete_bounds(self.single_action_space)
         self._views: dict[tuple[int, ...], tuple] = {}
+        # Units are what recv() hands out whole: with zero_copy the fixed contiguous groups of
+        # a batch, else single workers (any ready ones fill a batch). Pending ones are in
+        # flight, oldest first.
+        wpb = self.workers_per_batch
+        if zero_copy:
+            self._units = [tuple(range(g, g + wpb)) for g in range(0, num_workers, wpb)]
+        else:
+            self._units = [(w,) for w in range(num_workers)]
+        self._pending: deque[tuple[int, ...]] = deque()
         self._batch_workers: tuple[int, ...] = ()
         self._batch_rows: slice | np.ndarray = slice(0, 0)
         self.buf: Buffer
@@ -376,6 +386,31 @@ class Vectorizer:
             agent_ids,
             buf.masks,
         )
+
+    def _queue(self, workers: tuple[int, ...]) -> None:
+        """Mark the workers of a batch as in flight."""
+        if self.zero_copy:
+            self._pending.append(workers)
+        else:
+            self._pending.extend((w,) for w in workers)
+
+    def _take_ready(self, done: Callable[[int], bool]) -> tuple[int, ...] | None:
+        """Take the oldest pending units that are `done` and fill a batch, or return None.
+
+        Oldest first, so that no worker starves behind faster ones.
+        """
+        chosen, count = [], 0
+        for unit in self._pending:
+            if all(done(w) for w in unit):
+                chosen.append(unit)
+                count += len(unit)
+                if count == self.workers_per_batch:
+                    break
+        else:
+            return None
+        for unit in chosen:
+            self._pending.remove(unit)
+        return chosen[0] if len(chosen) == 1 else tuple(sorted(w for u in chosen for w in u))
 
     def _worker_envs(self, worker: int) -> range:
         return range(worker * self.envs_per_worker, (worker + 1) * self.envs_per_worker)

@@ -64,8 +64,7 @@ class VectorEnv(GymnasiumVectorEnv):
         """Reset every env (env i gets seed + i). `options` are not supported."""
         if options:
             raise APIUsageError(f"{self!r}: reset(options={options!r}) is not supported")
-        if seed is not None:
-            self._np_random, self._np_random_seed = np.random.default_rng(seed), seed
+        super().reset(seed=seed)  # seeds Gymnasium's own np_random
         obs, infos = self.vec.reset(seed)
         return self._out(obs), {"episodes": infos}
 

@@ -18,7 +18,6 @@ import secrets
 import signal
 import time
 import weakref
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing import connection
@@ -132,12 +131,6 @@ class Multiprocessing(Vectorizer):
         self._res = res = _Resources()
         self._finalizer = weakref.finalize(self, _release, res)
         prefix = f"{SHM_PREFIX}-{os.getpid()}-{secrets.token_hex(4)}"
-        wpb = self.workers_per_batch
-        if zero_copy:
-            self._units = [tuple(range(g, g + wpb)) for g in range(0, self.num_workers, wpb)]
-        else:
-            self._units = [(w,) for w in range(self.num_workers)]
-        self._pending: deque[tuple[int, ...]] = deque()
         try:
             template = Buffer.allocate(
                 self.num_agents, self.single_observation_space, self.single_action_space
@@ -208,33 +201,14 @@ class Multiprocessing(Vectorizer):
         flags = self._flags
         for w in workers:
             flags[w] = Flag.STEP
-        if self.zero_copy:
-            self._pending.append(workers)
-        else:
-            self._pending.extend((w,) for w in workers)
+        self._queue(workers)
 
     def _wait(self) -> tuple[tuple[int, ...], Infos]:
-        need, flags = self.workers_per_batch, self._flags
-        backoff = Backoff()
-        while True:
-            chosen, count = [], 0
-            # Oldest pending units first, so no worker starves behind faster ones.
-            for unit in self._pending:
-                if all(flags[w] >= Flag.DONE for w in unit):
-                    chosen.append(unit)
-                    count += len(unit)
-                    if count == need:
-                        break
-            if count == need:
-                break
+        flags, backoff = self._flags, Backoff()
+        while (workers := self._take_ready(lambda w: flags[w] >= Flag.DONE)) is None:
             if backoff.pause():
                 self._check_alive()
-        infos: Infos = []
-        for unit in chosen:
-            self._pending.remove(unit)
-            infos.extend(self._collect(unit, wait=False))
-        workers = chosen[0] if len(chosen) == 1 else tuple(sorted(w for u in chosen for w in u))
-        return workers, infos
+        return workers, self._collect(workers, wait=False)
 
     def _shutdown(self) -> None:
         self._finalizer()

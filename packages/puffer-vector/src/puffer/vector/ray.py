@@ -8,7 +8,6 @@ group of workers, otherwise the first ready workers; `recv` waits with `ray.wait
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from puffer.vector.base import EnvCreator, EnvSpec, Infos, Vectorizer
 
 __all__ = ["Ray"]
 
+_RESULT_NAMES = ("observations", "rewards", "terminals", "truncations", "masks")
 # How long close() waits for actors to close their envs before killing them.
 CLOSE_TIMEOUT_SECONDS = 5.0
 
@@ -65,8 +65,7 @@ class _RayWorker:
             env.close()
 
     def _result(self, infos: Infos) -> tuple:
-        b = self.buf
-        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
+        return (*(getattr(self.buf, name) for name in _RESULT_NAMES), infos)
 
 
 class Ray(Vectorizer):
@@ -115,12 +114,6 @@ class Ray(Vectorizer):
         self.buf = Buffer.allocate(
             self.num_agents, spec.single_observation_space, spec.single_action_space
         )
-        wpb = self.workers_per_batch
-        if zero_copy:
-            self._units = [tuple(range(g, g + wpb)) for g in range(0, self.num_workers, wpb)]
-        else:
-            self._units = [(w,) for w in range(self.num_workers)]
-        self._pending: deque[tuple[int, ...]] = deque()
         self._refs: dict[int, Any] = {}
         actor = ray.remote(num_cpus=num_cpus_per_worker)(_RayWorker)
         self._actors = [
@@ -151,46 +144,24 @@ class Ray(Vectorizer):
         for w in workers:
             actions = self.buf.actions[w * per : (w + 1) * per]
             self._refs[w] = self._actors[w].step.remote(actions)
-        if self.zero_copy:
-            self._pending.append(workers)
-        else:
-            self._pending.extend((w,) for w in workers)
+        self._queue(workers)
 
     def _wait(self) -> tuple[tuple[int, ...], Infos]:
-        ray, need = self._ray, self.workers_per_batch
-        ready: set[int] = set()
-        while True:
-            chosen, count = [], 0
-            for unit in self._pending:  # oldest first, as in Multiprocessing
-                if all(w in ready for w in unit):
-                    chosen.append(unit)
-                    count += len(unit)
-                    if count == need:
-                        break
-            if count == need:
-                break
+        ray, ready = self._ray, set()
+        while (workers := self._take_ready(ready.__contains__)) is None:
             waiting = [ref for w, ref in self._refs.items() if w not in ready]
-            done, _ = ray.wait(waiting, num_returns=1)
-            ready.update(w for w, ref in self._refs.items() if ref in done)
-            # ray.wait returns at least one; sweep the rest that are already finished too.
+            ray.wait(waiting, num_returns=1)
+            # Sweep every result that is in by now, not only the one ray.wait returned.
             done, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
             ready.update(w for w, ref in self._refs.items() if ref in done)
         infos: Infos = []
         per = self.agents_per_worker
-        for unit in chosen:
-            self._pending.remove(unit)
-            for w in unit:
-                obs, rewards, terminals, truncations, masks, worker_infos = self._get(
-                    w, self._refs.pop(w)
-                )
-                rows = self.buf.rows(w * per, (w + 1) * per)
-                rows.observations[...] = obs
-                rows.rewards[...] = rewards
-                rows.terminals[...] = terminals
-                rows.truncations[...] = truncations
-                rows.masks[...] = masks
-                infos.extend(worker_infos)
-        workers = chosen[0] if len(chosen) == 1 else tuple(sorted(w for u in chosen for w in u))
+        for w in workers:
+            *arrays, worker_infos = self._get(w, self._refs.pop(w))
+            rows = self.buf.rows(w * per, (w + 1) * per)
+            for name, array in zip(_RESULT_NAMES, arrays, strict=True):
+                getattr(rows, name)[...] = array
+            infos.extend(worker_infos)
         return workers, infos
 
     def _shutdown(self) -> None:

@@ -7,8 +7,7 @@ With `batch_size < num_envs` it mimics the async pool: `send` steps the batch at
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from puffer.core import Buffer
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
@@ -23,6 +22,7 @@ class Serial(Vectorizer):
     parallel. Arguments are those of `puffer.vector.make`.
 
     Example:
+        >>> import numpy as np
         >>> from puffer.vector import Serial
         >>> from puffer.core import make as make_env
         >>> vec = Serial(lambda buf=None: make_env("gym-CartPole-v1", buf=buf), num_envs=4)
@@ -61,31 +61,32 @@ class Serial(Vectorizer):
         except BaseException:
             self._shutdown()
             raise
-        self._ready: deque[tuple[tuple[int, ...], Infos]] = deque()
+        self._infos: dict[int, Infos] = {}
 
-    def _run(self, workers: tuple[int, ...], seeds: list[int | None] | None) -> None:
-        infos: Infos = []
+    def _run(self, workers: Iterable[int], seeds: list[int | None] | None) -> None:
+        """Reset (with `seeds`) or step the envs of `workers` now; keep their infos."""
         for worker in workers:
+            infos: Infos = []
             for i in self._worker_envs(worker):
                 env = self.envs[i]
-                if seeds is None:
-                    env_infos = env.step(env.actions)[-1]
-                else:
-                    env_infos = env.reset(seeds[i])[-1]
-                infos.extend(env_infos)
-        self._ready.append((workers, infos))
+                infos.extend(
+                    env.step(env.actions)[-1] if seeds is None else env.reset(seeds[i])[-1]
+                )
+            self._infos[worker] = infos
 
     def _start_reset(self, seeds: list[int | None]) -> None:
-        self._ready.clear()
-        per = self.workers_per_batch
-        for start in range(0, self.num_workers, per):
-            self._run(tuple(range(start, start + per)), seeds)
+        self._run(range(self.num_workers), seeds)
+        self._pending.clear()
+        self._pending.extend(self._units)
 
     def _start_step(self, workers: tuple[int, ...]) -> None:
         self._run(workers, None)
+        self._queue(workers)
 
     def _wait(self) -> tuple[tuple[int, ...], Infos]:
-        return self._ready.popleft()
+        # Everything sent has already run: the oldest batch is always ready.
+        workers = self._take_ready(lambda w: True)
+        return workers, [info for w in workers for info in self._infos.pop(w)]
 
     def _shutdown(self) -> None:
         for env in getattr(self, "envs", ()):

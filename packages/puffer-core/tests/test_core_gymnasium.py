@@ -2,87 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium import spaces
 
-from puffer.core import Buffer, GymnasiumPufferEnv, action_layout, nativize
+from puffer.core import Buffer, GymnasiumPufferEnv
 from puffer.core.emulation import CHECK_STEPS
 from puffer.core.testing import (
     ACTION_CATALOG,
     OBSERVATION_CATALOG,
     SpaceEnv,
-    action_to_row,
-    assert_same_tree,
-    float32_exact,
+    assert_gymnasium_equivalence,
 )
-
-
-def native_obs(env: GymnasiumPufferEnv) -> Any:
-    if env.obs_layout is None:
-        return env.observations[0]
-    return nativize(env.observations[0], env.obs_layout)
-
-
-def run_equivalence(make_raw: Callable[[], gymnasium.Env], steps: int = 1000, seed: int = 7):
-    """Step the raw and the emulated env with the same actions; return the episode stats."""
-    raw = make_raw()
-    emulated = GymnasiumPufferEnv(make_raw)
-    layout = action_layout(raw.action_space)
-    raw.action_space.seed(seed)
-    raw_obs, _ = raw.reset(seed=seed)
-    emulated.reset(seed=seed)
-    assert_same_tree(native_obs(emulated), raw_obs)
-    episodes, raw_return, raw_length = [], 0.0, 0
-    for _ in range(steps):
-        action = float32_exact(raw.action_space, raw.action_space.sample())
-        raw_obs, reward, terminated, truncated, _ = raw.step(action)
-        raw_return, raw_length = raw_return + float(reward), raw_length + 1
-        if terminated or truncated:
-            raw_obs, _ = raw.reset()
-            episodes.append((raw_return, raw_length))
-            raw_return, raw_length = 0.0, 0
-        _, rewards, terminals, truncations, infos = emulated.step(
-            action_to_row(layout, action)[None]
-        )
-        assert rewards[0] == np.float32(reward)
-        assert terminals[0] == terminated and truncations[0] == truncated
-        assert_same_tree(native_obs(emulated), raw_obs)
-        if hasattr(emulated.env, "last_action"):
-            assert_same_tree(emulated.env.last_action, action)
-        if terminated or truncated:
-            (stats,) = infos
-            assert stats["episode_return"] == pytest.approx(episodes[-1][0])
-            assert stats["episode_length"] == episodes[-1][1]
-        else:
-            assert infos == []
-    raw.close()
-    emulated.close()
-    return episodes
 
 
 @pytest.mark.parametrize(
     "env_id", ["CartPole-v1", "MountainCarContinuous-v0", "Blackjack-v1", "Taxi-v4"]
 )
 def test_gymnasium_equivalence(env_id: str) -> None:
-    episodes = run_equivalence(lambda: gymnasium.make(env_id), steps=1000)
+    episodes = assert_gymnasium_equivalence(lambda: gymnasium.make(env_id), steps=1000)
     assert episodes, f"{env_id}: 1,000 random steps should finish at least one episode"
 
 
 @pytest.mark.parametrize("obs_name", list(OBSERVATION_CATALOG))
 def test_observation_catalog_equivalence(obs_name: str) -> None:
     space = OBSERVATION_CATALOG[obs_name]
-    run_equivalence(lambda: SpaceEnv(space, spaces.Discrete(3)), steps=1000)
+    assert_gymnasium_equivalence(lambda: SpaceEnv(space, spaces.Discrete(3)), steps=1000)
 
 
 @pytest.mark.parametrize("action_name", list(ACTION_CATALOG))
 def test_action_catalog_equivalence(action_name: str) -> None:
     space = ACTION_CATALOG[action_name]
-    run_equivalence(lambda: SpaceEnv(OBSERVATION_CATALOG["nested"], space), steps=1000)
+    assert_gymnasium_equivalence(lambda: SpaceEnv(OBSERVATION_CATALOG["nested"], space), steps=1000)
 
 
 def test_row_spaces() -> None:

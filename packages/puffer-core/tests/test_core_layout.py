@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from puffer.core import EmulationError, action_layout, nativize, observation_layout
 from puffer.core.layout import assign, padded_layouts
-from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, assert_same_tree
+from puffer.core.testing import (
+    ACTION_CATALOG,
+    OBSERVATION_CATALOG,
+    SpaceEnv,
+    assert_gymnasium_equivalence,
+    assert_same_tree,
+)
 
 torch = pytest.importorskip("torch")  # the optional extra `torch`; installed in the workspace
 
@@ -65,6 +71,36 @@ def test_flatten_then_nativize_returns_the_sample(space: spaces.Space, seed: int
     batch = nativize(torch.from_numpy(rows), layout)
     for index, sample in enumerate(samples):
         assert_same_tree(_index(batch, index), sample)
+
+
+action_leaves = st.one_of(
+    st.builds(spaces.Discrete, st.integers(1, 9), start=st.integers(-4, 4)),
+    st.builds(spaces.MultiDiscrete, st.lists(st.integers(1, 6), min_size=1, max_size=3)),
+    st.builds(spaces.MultiBinary, st.integers(1, 4)),
+    st.builds(
+        lambda shape, dtype: spaces.Box(-2, 2, shape, dtype),
+        shapes,
+        st.sampled_from([np.float32, np.float64]),
+    ),
+)
+action_spaces = st.recursive(
+    action_leaves,
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=3).map(spaces.Tuple),
+        st.dictionaries(
+            st.text("abxyz", min_size=1, max_size=3), children, min_size=1, max_size=3
+        ).map(lambda items: spaces.Dict(items, sort_keys=False)),
+    ),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(obs_space=nested_spaces, act_space=action_spaces, seed=st.integers(0, 2**16))
+def test_emulated_env_over_random_spaces_matches_the_raw_env(
+    obs_space: spaces.Space, act_space: spaces.Space, seed: int
+) -> None:
+    assert_gymnasium_equivalence(lambda: SpaceEnv(obs_space, act_space), steps=40, seed=seed)
 
 
 def _index(tree: object, index: int) -> object:

@@ -17,13 +17,15 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from puffer.core.layout import Layout
+from puffer.core.emulation import GymnasiumPufferEnv
+from puffer.core.layout import Layout, action_layout, nativize
 
 __all__ = [
     "ACTION_CATALOG",
     "OBSERVATION_CATALOG",
     "SpaceEnv",
     "action_to_row",
+    "assert_gymnasium_equivalence",
     "assert_same_tree",
     "float32_exact",
     "map_leaves",
@@ -180,3 +182,54 @@ def assert_same_tree(native: Any, raw: Any) -> None:
         raw, native = np.asarray(raw), np.asarray(native)
         assert native.dtype == raw.dtype, (native.dtype, raw.dtype)
         np.testing.assert_array_equal(native.reshape(raw.shape), raw)
+
+
+def assert_gymnasium_equivalence(
+    make_raw: Callable[[], gymnasium.Env], steps: int = 1000, seed: int = 7
+) -> list[tuple[float, int]]:
+    """Step a raw env and `GymnasiumPufferEnv(make_raw)` with the same seeded random actions.
+
+    Asserts, every step, equal rewards, terminal and truncation flags, nativized observations
+    equal to the raw ones (values, dtypes, key order), the action the wrapped env received
+    (when it records `last_action`), and one stats dict exactly when an episode ends.
+
+    Returns:
+        (return, length) of every episode the raw env finished.
+    """
+    raw, emulated = make_raw(), GymnasiumPufferEnv(make_raw)
+    layout = action_layout(raw.action_space)
+
+    def native_obs() -> Any:
+        row = emulated.observations[0]
+        return row if emulated.obs_layout is None else nativize(row, emulated.obs_layout)
+
+    raw.action_space.seed(seed)
+    raw_obs, _ = raw.reset(seed=seed)
+    emulated.reset(seed=seed)
+    assert_same_tree(native_obs(), raw_obs)
+    episodes, raw_return, raw_length = [], 0.0, 0
+    for _ in range(steps):
+        action = float32_exact(raw.action_space, raw.action_space.sample())
+        raw_obs, reward, terminated, truncated, _ = raw.step(action)
+        raw_return, raw_length = raw_return + float(reward), raw_length + 1
+        if terminated or truncated:
+            raw_obs, _ = raw.reset()
+            episodes.append((raw_return, raw_length))
+            raw_return, raw_length = 0.0, 0
+        _, rewards, terminals, truncations, infos = emulated.step(
+            action_to_row(layout, action)[None]
+        )
+        assert rewards[0] == np.float32(reward)
+        assert terminals[0] == terminated and truncations[0] == truncated
+        assert_same_tree(native_obs(), raw_obs)
+        if hasattr(emulated.env, "last_action"):
+            assert_same_tree(emulated.env.last_action, action)
+        if terminated or truncated:
+            (stats,) = infos
+            assert np.isclose(stats["episode_return"], episodes[-1][0], rtol=1e-5)
+            assert stats["episode_length"] == episodes[-1][1]
+        else:
+            assert infos == []
+    raw.close()
+    emulated.close()
+    return episodes

@@ -8,7 +8,7 @@ from puffer.train.config import Config, PolicyConfig, Sizes, TrainConfig, VecCon
 from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL
-from puffer.train.run import TrainResult, train
+from puffer.train.run import TrainResult, evaluate_episodes, train
 
 __version__ = "0.1.0"
 
@@ -24,6 +24,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "VecConfig",
+    "evaluate_episodes",
     "field_help",
     "make_policy",
     "train",

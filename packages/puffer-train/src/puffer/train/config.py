@@ -129,7 +129,7 @@ class Sizes:
         batch_size: agent steps per epoch (S * T).
         minibatch_segments: segments per minibatch.
         minibatches: minibatches per epoch (update_epochs * S / minibatch_segments).
-        epochs: epochs to reach total_timesteps (rounded up).
+        epochs: epochs to reach total_timesteps over all DDP ranks (rounded up).
     """
 
     num_agents: int
@@ -142,8 +142,8 @@ class Sizes:
     epochs: int
 
     @classmethod
-    def derive(cls, train: TrainConfig, num_agents: int) -> Sizes:
-        """Compute and check every derived size.
+    def derive(cls, train: TrainConfig, num_agents: int, world_size: int = 1) -> Sizes:
+        """Compute and check every derived size; `world_size` ranks share total_timesteps.
 
         Raises:
             APIUsageError: a size does not divide another; the message shows both numbers.
@@ -181,5 +181,5 @@ class Sizes:
             batch_size=batch_size,
             minibatch_segments=minibatch_segments,
             minibatches=train.update_epochs * segments // minibatch_segments,
-            epochs=max(1, math.ceil(train.total_timesteps / batch_size)),
+            epochs=max(1, math.ceil(train.total_timesteps / (batch_size * world_size))),
         )

@@ -91,7 +91,7 @@ class PuffeRL:
         if cfg.torch_threads > 0:
             torch.set_num_threads(cfg.torch_threads)
 
-        self.sizes = Sizes.derive(cfg, int(vecenv.num_agents))
+        self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
         self.policy = policy.to(self.device)
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)

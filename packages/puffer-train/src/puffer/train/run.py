@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+from gymnasium import spaces
 
 from puffer.core import APIUsageError
 from puffer.core import make as make_env
@@ -18,7 +20,7 @@ from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL
 
-__all__ = ["TrainResult", "make_vecenv", "train"]
+__all__ = ["TrainResult", "evaluate_episodes", "make_vecenv", "train"]
 
 
 @dataclass
@@ -154,3 +156,47 @@ def train(
 
 def _run_dir(config: Config, env_name: str) -> Path:
     return Path(config.train.data_dir) / env_name.replace("/", "_") / config.train.run_id
+
+
+def evaluate_episodes(
+    policy: Policy, vecenv: Any, episodes: int, seed: int = 0, max_steps: int = 10_000_000
+) -> list[dict[str, float]]:
+    """Run `policy` (sampling its actions) until `episodes` episode-stat dicts have come back.
+
+    Args:
+        policy: a trained policy (its device is used).
+        vecenv: any env with the async API; reset here with `seed`, not closed.
+        episodes: stat dicts to collect (one per finished episode for emulated envs; Ocean
+            envs report means over several episodes per dict).
+        seed: reset seed.
+        max_steps: agent steps after which to stop anyway.
+
+    Returns:
+        the first `episodes` stat dicts, in arrival order.
+    """
+    device = next(policy.parameters()).device
+    n = int(vecenv.num_agents)
+    state = policy.initial_state(n, device)
+    box = isinstance(vecenv.single_action_space, spaces.Box)
+    stats: list[dict[str, float]] = []
+    vecenv.async_reset(seed)
+    steps = 0
+    with torch.no_grad():
+        while len(stats) < episodes and steps < max_steps:
+            obs, _, terminals, truncations, infos, ids, _ = vecenv.recv()
+            stats.extend({k: float(v) for k, v in info.items()} for info in infos)
+            ids_t = torch.as_tensor(np.asarray(ids), device=device)
+            keep = torch.from_numpy(~(terminals | truncations)).to(device).float()
+            agent_state = tuple(s[ids_t] * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
+            params, _, new_state = policy.forward_eval(
+                torch.from_numpy(np.asarray(obs)).to(device), agent_state
+            )
+            for stored, s in zip(state, new_state, strict=True):
+                stored[ids_t] = s
+            action, _, _ = policy.head.sample(params)
+            # Host-device sync: actions go back to the env on the host.
+            action = action.cpu().numpy().astype(np.float32 if box else np.int32)
+            vecenv.send(action)
+            steps += len(ids)
+    vecenv.recv()
+    return stats[:episodes]

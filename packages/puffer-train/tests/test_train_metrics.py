@@ -1,0 +1,78 @@
+"""Metric sinks: JSONL rows, the rich dashboard, wandb in offline mode."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from puffer.train import Config, JSONLSink, MetricsSink
+from puffer.train.dashboard import Dashboard
+from puffer.train.metrics import read_jsonl
+
+METRICS = {
+    "environment/episode_return": 21.5,
+    "losses/policy_loss": -0.01,
+    "losses/value_loss": math.nan,
+    "performance/sps": 123456.0,
+    "performance/epoch": 3.0,
+    "performance/epochs": 10.0,
+    "performance/time_left": 75.0,
+    "time/env": 0.25,
+    "time/train": 0.5,
+}
+
+
+def test_jsonl_sink_appends_valid_rows(tmp_path: Path) -> None:
+    path = tmp_path / "run" / "metrics.jsonl"
+    sink = JSONLSink(path)
+    assert isinstance(sink, MetricsSink)
+    sink.log(METRICS, step=100)
+    sink.close()
+    sink.close()
+    again = JSONLSink(path)  # a resumed run appends
+    again.log({"losses/policy_loss": 1.0}, step=200)
+    again.close()
+    rows = read_jsonl(path)
+    assert [row["step"] for row in rows] == [100, 200]
+    assert rows[0]["losses/value_loss"] is None
+    assert rows[0]["environment/episode_return"] == 21.5
+
+
+def test_dashboard_draws_every_section() -> None:
+    out = io.StringIO()
+    dashboard = Dashboard("cartpole", console=Console(file=out, width=140, force_terminal=False))
+    dashboard.log(METRICS, step=4096)
+    dashboard.close()
+    text = out.getvalue()
+    for expected in (
+        "cartpole",
+        "SPS 123.5k",
+        "steps 4.1k",
+        "epoch 3/10",
+        "episode_return",
+        "policy_loss",
+        "env",
+        "50%",
+    ):
+        assert expected in text, expected
+
+
+def test_wandb_sink_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("wandb")
+    from puffer.train.wandb_sink import WandbSink
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    config = Config()
+    config.train.run_id = "offline-test"
+    sink = WandbSink(config, "cartpole", dir=str(tmp_path))
+    sink.log({"losses/policy_loss": 0.5}, step=10)
+    sink.log({"losses/policy_loss": 0.25}, step=20)
+    assert sink.run.config["train"]["run_id"] == "offline-test"
+    sink.close()
+    sink.close()
+    assert list(tmp_path.rglob("*.wandb")), "wandb wrote no offline run file"

@@ -22,6 +22,7 @@ __all__ = [
     "closest",
     "coerce",
     "flag",
+    "normalize",
     "parse_overrides",
     "type_name",
 ]

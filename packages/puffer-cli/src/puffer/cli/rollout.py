@@ -20,7 +20,14 @@ from puffer.train import Config as RunConfig
 from puffer.train import Policy, make_policy
 from puffer.train.checkpoint import CHECKPOINT_NAME, CheckpointError, load
 
-__all__ = ["EpisodeStats", "find_checkpoint", "load_policy", "play", "random_actions"]
+__all__ = [
+    "EpisodeStats",
+    "find_checkpoint",
+    "load_policy",
+    "play",
+    "policy_actor",
+    "random_actions",
+]
 
 
 def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:

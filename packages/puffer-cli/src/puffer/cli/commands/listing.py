@@ -23,7 +23,7 @@ from puffer.cli.overrides import flag, type_name
 from puffer.core import ENTRY_POINT_GROUP, make
 from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, field_help
 
-__all__ = ["describe_space", "register"]
+__all__ = ["describe_space", "list_envs", "register", "show_config"]
 
 
 def describe_space(space: spaces.Space) -> str:

@@ -25,6 +25,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -84,6 +85,8 @@ namespace {
 struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+constexpr int MIN_ENVS_PER_THREAD = 32;
 
 uint64_t mix_seed(uint64_t seed, uint64_t index) {
     uint64_t state = seed;
@@ -190,8 +193,10 @@ template <typename Env> class VecEnv {
         Env *envs = envs_.data();
         const int n = static_cast<int>(envs_.size());
 #ifdef _OPENMP
-        if (threads_ > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads_)
+        // Below MIN_ENVS_PER_THREAD instances a thread's share is cheaper than waking it.
+        const int threads = std::min(threads_, n / MIN_ENVS_PER_THREAD);
+        if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads)
             for (int i = 0; i < n; i++)
                 c_step(&envs[i]);
             return;

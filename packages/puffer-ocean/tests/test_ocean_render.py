@@ -87,3 +87,11 @@ def test_ocean_ansi_render_is_colored_text() -> None:
     assert len(lines) == 300 // 5 // 2 + (300 // 5) % 2 and "\u2580" in lines[0]
     assert frame_to_ansi(np.zeros((4, 4, 3), np.uint8)).count("\n") == 1
     env.close()
+
+
+def test_ocean_readme_example_runs() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(example, "README.md", "exec"), namespace)
+    assert namespace["frame"].shape == (330, 576, 3)

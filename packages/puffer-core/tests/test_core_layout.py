@@ -22,14 +22,24 @@ from puffer.core.testing import (
 
 torch = pytest.importorskip("torch")  # the optional extra `torch`; installed in the workspace
 
-DTYPES = [np.float32, np.float64, np.float16, np.uint8, np.int8, np.int16, np.int32, np.int64]
+DTYPES = [
+    np.float32,
+    np.float64,
+    np.float16,
+    np.uint8,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.bool_,
+]
 shapes = st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple)
 
 
 @st.composite
 def boxes(draw: st.DrawFn) -> spaces.Box:
     dtype = np.dtype(draw(st.sampled_from(DTYPES)))
-    low, high = (-10, 10) if dtype.kind in "fi" else (0, 200)
+    low, high = {"f": (-10, 10), "i": (-10, 10), "u": (0, 200), "b": (0, 1)}[dtype.kind]
     return spaces.Box(low, high, draw(shapes), dtype)
 
 

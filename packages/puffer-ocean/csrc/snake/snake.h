@@ -54,7 +54,8 @@ typedef struct {
     int stride;         /* grid row length: width plus a wall of SNAKE_VISION on each side */
     int8_t *grid;       /* (height + 2 * vision) x stride, walls around the playable cells */
     SnakeBody *snakes;
-    int *bodies; /* backing store of every snake's ring buffer */
+    int *bodies;    /* backing store of every snake's ring buffer */
+    int food_cells; /* FOOD + CORPSE cells on the grid */
 } Snake;
 
 static const PufferField CONFIG[] = {
@@ -79,9 +80,8 @@ static void c_init(Snake *env) {
         env->snakes[i].body = env->bodies + i * env->max_length;
 }
 
-/* A uniformly random empty playable cell. Rejection sampling first (the grid is mostly free);
- * should corpses ever fill it, they are cleared: the config keeps bodies and food below the
- * cell count, so a free cell then exists. */
+/* A uniformly random empty playable cell: rejection sampling while the grid is mostly free,
+ * then a scan; bodies plus food stay below the cell count, so one exists. */
 static int snake_free_cell(Snake *env) {
     for (int attempt = 0; attempt < 64; attempt++) {
         int row = SNAKE_VISION + rng_int(&env->rng, env->height);
@@ -89,13 +89,9 @@ static int snake_free_cell(Snake *env) {
         int cell = row * env->stride + col;
         if (env->grid[cell] == SNAKE_EMPTY) return cell;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        for (int row = SNAKE_VISION; row < SNAKE_VISION + env->height; row++) {
-            for (int col = SNAKE_VISION; col < SNAKE_VISION + env->width; col++) {
-                int8_t *cell = env->grid + row * env->stride + col;
-                if (pass == 1 && *cell == SNAKE_CORPSE) *cell = SNAKE_EMPTY;
-                if (*cell == SNAKE_EMPTY) return row * env->stride + col;
-            }
+    for (int row = SNAKE_VISION; row < SNAKE_VISION + env->height; row++) {
+        for (int col = SNAKE_VISION; col < SNAKE_VISION + env->width; col++) {
+            if (env->grid[row * env->stride + col] == SNAKE_EMPTY) return row * env->stride + col;
         }
     }
     return SNAKE_VISION * env->stride + SNAKE_VISION; /* unreachable under a valid config */
@@ -136,6 +132,7 @@ static void c_reset(Snake *env) {
         snake_spawn(env, i);
     for (int f = 0; f < env->num_food; f++)
         env->grid[snake_free_cell(env)] = SNAKE_FOOD;
+    env->food_cells = env->num_food;
     for (int i = 0; i < env->num_snakes; i++) {
         snake_observe(env, i);
         env->rewards[i] = 0.0f;
@@ -180,6 +177,7 @@ static void snake_move(Snake *env, int i) {
         for (int k = 0; k < s->length - 1; k++) { /* the tail cell is already free */
             env->grid[snake_part(env, s, k)] = SNAKE_CORPSE;
         }
+        env->food_cells += s->length - 1;
         snake_spawn(env, i);
         return;
     }
@@ -190,7 +188,12 @@ static void snake_move(Snake *env, int i) {
     if (eats) {
         env->rewards[i] = env->reward_food;
         s->episode_return += env->reward_food;
-        if (cell == SNAKE_FOOD) env->grid[snake_free_cell(env)] = SNAKE_FOOD;
+        /* New food only while food and corpses number under num_food: snake bodies plus
+         * food then stay below the grid size (the config checks it), so it never fills up. */
+        if (--env->food_cells < env->num_food) {
+            env->grid[snake_free_cell(env)] = SNAKE_FOOD;
+            env->food_cells++;
+        }
     }
     if (s->tick >= env->max_steps) {
         env->truncations[i] = 1;

@@ -183,6 +183,7 @@ def test_muon_gets_hidden_matrices_only() -> None:
     muon, rest = muon_parameters(policy)
     names = {id(p): n for n, p in policy.named_parameters()}
     assert {names[id(p)] for p in muon} == {
+        "encoder.input.weight",
         "encoder.hidden.0.weight",
         "encoder.hidden.2.weight",
         "core.lstm.weight_ih_l0",

@@ -142,8 +142,10 @@ class Cursor:
         self.finished[ids] |= self.count[ids] == self.capacity
         if self._lockstep(ids) and self.prev_row[0] != self.scratch:
             start, t = int(self.prev_row[0]), int(self.prev_t[0])
-            closing = torch.arange(start, start + n, device=self.device)
-            return (slice(start, start + n), t), (closing if t == horizon - 1 else None)
+            closing = None
+            if t == horizon - 1:
+                closing = torch.arange(start, start + n, device=self.device)
+            return (slice(start, start + n), t), closing
         rows_np, t_np = self.prev_row[ids], self.prev_t[ids]
         if (rows_np == self.scratch).all():
             return None, None

@@ -66,7 +66,7 @@ class PolicyConfig:
 
     encoder: str = _f("mlp", "'mlp', 'nature_cnn' or 'impala' (the last two for image obs)")
     hidden_size: int = _f(128, "width of the encoder output and the recurrent core")
-    num_layers: int = _f(1, "hidden Linear+GELU layers after the first in the MLP encoder")
+    num_layers: int = _f(0, "hidden Linear+GELU layers after the first in the MLP encoder")
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'")
     mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'")
     cnn_channels: int = _f(32, "base channel count of the CNN encoders")

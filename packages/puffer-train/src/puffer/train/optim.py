@@ -10,13 +10,14 @@ from puffer.train.config import TrainConfig
 
 __all__ = ["CombinedOptimizer", "make_optimizer", "muon_parameters"]
 
-# Input layers, output heads and everything that is not a 2-D matrix stay with AdamW: Muon's
-# orthogonalized update is meant for hidden linear maps (Jordan et al., "Muon", 2024).
-_NOT_HIDDEN = ("encoder.input.", "head.", "value.")
+# Output heads and everything that is not a 2-D matrix (biases, conv kernels, log std) stay
+# with AdamW: Muon's orthogonalized update is meant for the linear maps into hidden features
+# (Jordan et al., "Muon", 2024, keep embeddings and the output layer on AdamW).
+_NOT_HIDDEN = ("head.", "value.")
 
 
 def muon_parameters(model: nn.Module) -> tuple[list[nn.Parameter], list[nn.Parameter]]:
-    """Split trainable parameters into (hidden 2-D weights for Muon, the rest for AdamW)."""
+    """Split trainable parameters into (2-D weights into hidden features for Muon, the rest)."""
     muon, rest = [], []
     for name, param in model.named_parameters():
         if not param.requires_grad:

@@ -140,8 +140,12 @@ class PuffeRL:
             obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
             self.times["env"] += time.perf_counter() - start
             for info in infos:
+                # Ocean envs report means over `n` episodes: weight them so running means are
+                # per episode.
+                count = int(info.get("n", 1))
                 for key, value in info.items():
-                    self.stats[key].append(float(value))
+                    if key != "n":
+                        self.stats[key].extend([float(value)] * count)
             ids = np.asarray(ids)
             keep = self._store_reply(ids, rewards, terminals, truncations)
             start = time.perf_counter()

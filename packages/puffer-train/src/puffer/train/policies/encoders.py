@@ -2,8 +2,7 @@
 
 `MLPEncoder` takes flat rows, or structured rows through `puffer.core.nativize` when the env
 has an `obs_layout`; `NatureCNN` and `IMPALA` take images (channels first or last, uint8 scaled
-to [0, 1]). The first layer of each encoder is named `input` so the optimizer can keep it out of
-Muon (Muon is for hidden weight matrices).
+to [0, 1]). The first layer of each encoder is named `input`.
 """
 
 from __future__ import annotations

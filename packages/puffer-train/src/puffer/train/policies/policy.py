@@ -27,8 +27,7 @@ class Policy(nn.Module):
         hidden_size: encoder output width.
         core: an `LSTMCore`, a `MinGRUCore`, or None for a feed-forward policy.
 
-    The modules named `encoder.input`, `head` and `value` are the input and output layers that
-    Muon leaves to AdamW (see `puffer.train.optim`).
+    The output layers `head` and `value` are left to AdamW by Muon (see `puffer.train.optim`).
     """
 
     def __init__(

@@ -1,0 +1,158 @@
+"""Learning checks of PuffeRL on CPU: the acceptance runs of puffer-train, as a script.
+
+For each case and seed it trains with the case's config and prints the running mean of the
+last 100 episodes' return (or score) at the end of training and its best value during training;
+for Gymnasium envs it then runs the trained policy for 100 more episodes and prints their mean.
+
+Cases:
+  cartpole-gym     gym-CartPole-v1, 8 emulated envs, 100k steps: target mean return >= 475
+  cartpole-ocean   Ocean cartpole, 8 envs, 100k steps: target mean return >= 475
+  memory-{mlp,lstm,mingru}  Ocean memory (delay 4), 300k steps: recurrent ~1, MLP ~0.25 score
+  breakout         Ocean breakout, 1024 envs, 20M steps, default config: target score >= 32
+
+    uv run python benchmarks/learn.py cartpole-gym --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    VecConfig,
+    evaluate_episodes,
+    make_policy,
+)
+from puffer.train.run import make_vecenv
+
+# Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many epochs).
+CARTPOLE = {
+    "total_timesteps": 100_000,
+    "horizon": 32,
+    "batch_size": 256,
+    "minibatch_size": 256,
+    "update_epochs": 20,
+    "gamma": 0.98,
+    "gae_lambda": 0.8,
+    "learning_rate": 0.003,
+    "optimizer": "adam",
+    "ent_coef": 0.0,
+    "vf_coef": 0.5,
+    "max_grad_norm": 0.5,
+    "prio_alpha": 0.0,
+}
+MEMORY = {
+    "total_timesteps": 300_000,
+    "horizon": 16,
+    "batch_size": 2048,
+    "minibatch_size": 512,
+    "update_epochs": 2,
+    "gamma": 0.9,
+    "gae_lambda": 0.9,
+    "learning_rate": 0.01,
+    "optimizer": "adam",
+    "ent_coef": 0.01,
+    "vf_coef": 0.5,
+    "prio_alpha": 0.0,
+}
+
+
+def case_config(case: str) -> tuple[str, Config, str]:
+    """(env name, config, statistic to report) for a case."""
+    if case == "cartpole-gym":
+        return (
+            "gym-CartPole-v1",
+            Config(
+                train=TrainConfig(**CARTPOLE),
+                policy=PolicyConfig(hidden_size=64, num_layers=1),
+                vec=VecConfig(backend="serial", num_envs=8),
+            ),
+            "episode_return",
+        )
+    if case == "cartpole-ocean":
+        return (
+            "cartpole",
+            Config(
+                train=TrainConfig(**CARTPOLE),
+                policy=PolicyConfig(hidden_size=64, num_layers=1),
+                env={"num_envs": 8, "log_interval": 1},
+            ),
+            "episode_return",
+        )
+    if case.startswith("memory-"):
+        recurrent = {"mlp": "none", "lstm": "lstm", "mingru": "mingru"}[case.split("-")[1]]
+        return (
+            "memory",
+            Config(
+                train=TrainConfig(**MEMORY),
+                policy=PolicyConfig(hidden_size=32, recurrent=recurrent),
+                env={"num_envs": 128, "delay": 4, "log_interval": 16},
+            ),
+            "score",
+        )
+    if case == "breakout":
+        return (
+            "breakout",
+            Config(train=TrainConfig(total_timesteps=20_000_000), env={"num_envs": 1024}),
+            "score",
+        )
+    raise SystemExit(f"unknown case {case!r}")
+
+
+def run(case: str, seed: int, threads: int) -> None:
+    env_name, config, stat = case_config(case)
+    config.train.seed = seed
+    config.train.torch_threads = threads
+    config.train.device = "cpu"
+    config.train.data_dir = tempfile.mkdtemp()
+    start = time.perf_counter()
+    vecenv = make_vecenv(env_name, config)
+    import torch
+
+    torch.manual_seed(seed)
+    trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
+    best, best_step = -math.inf, 0
+    while trainer.epoch < trainer.sizes.epochs:
+        trainer.evaluate()
+        trainer.train()
+        trainer.mean_and_log()
+        recent = trainer.recent_mean(stat)
+        if len(trainer.recent.get(stat, ())) >= 100 and recent > best:
+            best, best_step = recent, trainer.global_step
+    final = trainer.recent_mean(stat)
+    line = (
+        f"{case} seed={seed} steps={trainer.global_step} last100_{stat}={final:.2f} "
+        f"best_last100={best:.2f}@{best_step}"
+    )
+    if env_name.startswith("gym-"):
+        episodes = evaluate_episodes(trainer.policy, vecenv, 100, seed=10_000 + seed)
+        line += f" eval100_{stat}={np.mean([e[stat] for e in episodes]):.2f}"
+    trainer.close()
+    vecenv.close()
+    print(
+        f"{line} time={time.perf_counter() - start:.0f}s load={os.getloadavg()[0]:.1f}", flush=True
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cases", nargs="+")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    for case in args.cases:
+        for seed in args.seeds:
+            run(case, seed, args.threads)
+
+
+if __name__ == "__main__":
+    main()

@@ -118,6 +118,7 @@ def test_ocean_b_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
     BIND(&env, obs);
     memset(env.board, 0, sizeof(env.board));
     memset(env.heights, 0, sizeof(env.heights));
+    env.bits[0] = env.bits[1] = 0;
     env.moves = 0;
     /* Agent holds columns 0-2 of the bottom row: column 3 wins, so the opponent blocks it. */
     for (int c = 0; c < 3; c++) connect4_drop(&env, c, CONNECT4_AGENT);
@@ -131,15 +132,19 @@ def test_ocean_b_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
     c_step(&env);
     CHECK(rewards[0] == 1.0f && terminals[0] == 1 && env.log.win == 1.0f);
     CHECK(env.moves <= 1);
-    /* A diagonal counts. */
-    memset(env.board, 0, sizeof(env.board));
-    for (int i = 0; i < 4; i++) env.board[i][i] = CONNECT4_AGENT;
-    CHECK(connect4_wins_at(&env, 2, 2));
-    env.board[3][3] = CONNECT4_OPPONENT;
-    CHECK(!connect4_wins_at(&env, 2, 2));
+    /* Both diagonals count; lines do not wrap from the top of a column into the next. */
+    uint64_t up = 0, down = 0, wrap = 0;
+    for (int i = 0; i < 4; i++) up |= connect4_bit(i, i), down |= connect4_bit(3 - i, 2 + i);
+    CHECK(connect4_has_line(up) && connect4_has_line(down));
+    CHECK(!connect4_has_line(up & ~connect4_bit(3, 3)));
+    wrap = connect4_bit(4, 0) | connect4_bit(5, 0) | connect4_bit(0, 1) | connect4_bit(1, 1);
+    CHECK(!connect4_has_line(wrap));
+    CHECK(connect4_has_line(connect4_bit(2, 1) | connect4_bit(2, 2) | connect4_bit(2, 3) |
+                            connect4_bit(2, 4)));
     /* A move into a full column loses at once. */
     memset(env.board, 0, sizeof(env.board));
     memset(env.heights, 0, sizeof(env.heights));
+    env.bits[0] = env.bits[1] = 0;
     env.moves = 0;
     for (int r = 0; r < CONNECT4_ROWS; r++) {
         connect4_drop(&env, 5, r % 2 ? CONNECT4_AGENT : CONNECT4_OPPONENT);

@@ -54,52 +54,57 @@ typedef struct {
     Log log;
     int tick;
     int8_t board[CONNECT4_ROWS][CONNECT4_COLS];
+    uint64_t bits[2]; /* the agent's and the opponent's pieces as bitboards (see below) */
     int heights[CONNECT4_COLS];
     int moves; /* pieces on the board, both players */
 } Connect4;
 
 static const PufferField CONFIG[] = {{NULL, 0, PUFFER_INT}};
 
-/* Does the piece at (row, col) complete a line of CONNECT4_WIN_LENGTH for its owner? */
-static int connect4_wins_at(const Connect4 *env, int row, int col) {
-    static const int DIRS[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
-    const int8_t who = env->board[row][col];
+/* Win checks run on bitboards: cell (row, col) is bit col * CONNECT4_BITS_PER_COL + row, and
+ * the spare top bit of each column stays 0 so that lines cannot wrap into the next column. A
+ * line of four along a direction with bit stride s is where b & b>>s & b>>2s & b>>3s is set. */
+enum { CONNECT4_BITS_PER_COL = CONNECT4_ROWS + 1 };
+_Static_assert(CONNECT4_BITS_PER_COL *CONNECT4_COLS <= 64, "board fits a uint64_t");
+_Static_assert(CONNECT4_WIN_LENGTH == 4, "connect4_has_line checks lines of four");
+
+static uint64_t connect4_bit(int row, int col) {
+    return 1ull << (col * CONNECT4_BITS_PER_COL + row);
+}
+
+static int connect4_has_line(uint64_t b) {
+    /* vertical, horizontal, diagonal up-right, diagonal down-right */
+    static const int STRIDES[4] = {1, CONNECT4_BITS_PER_COL, CONNECT4_BITS_PER_COL + 1,
+                                   CONNECT4_BITS_PER_COL - 1};
     for (int d = 0; d < 4; d++) {
-        int count = 1;
-        for (int sign = -1; sign <= 1; sign += 2) {
-            int r = row + sign * DIRS[d][0], c = col + sign * DIRS[d][1];
-            while (r >= 0 && r < CONNECT4_ROWS && c >= 0 && c < CONNECT4_COLS &&
-                   env->board[r][c] == who) {
-                count++;
-                r += sign * DIRS[d][0];
-                c += sign * DIRS[d][1];
-            }
-        }
-        if (count >= CONNECT4_WIN_LENGTH) return 1;
+        const uint64_t pairs = b & (b >> STRIDES[d]);
+        if (pairs & (pairs >> (2 * STRIDES[d]))) return 1;
     }
     return 0;
 }
 
-/* Drops `who` into `col`, which must not be full; returns whether that move wins. */
-static int connect4_drop(Connect4 *env, int col, int8_t who) {
-    int row = env->heights[col]++;
-    env->board[row][col] = who;
-    env->moves++;
-    return connect4_wins_at(env, row, col);
+static uint64_t *connect4_bits_of(Connect4 *env, int8_t who) {
+    return &env->bits[who == CONNECT4_AGENT ? 0 : 1];
 }
 
-static void connect4_undo(Connect4 *env, int col) {
-    env->board[--env->heights[col]][col] = CONNECT4_EMPTY;
-    env->moves--;
+/* Drops `who` into `col`, which must not be full, writing the board and its observation cell;
+ * returns whether that move wins. */
+static int connect4_drop(Connect4 *env, int col, int8_t who) {
+    const int row = env->heights[col]++;
+    uint64_t *bits = connect4_bits_of(env, who);
+    env->board[row][col] = who;
+    env->observations[row * CONNECT4_COLS + col] = (float)who;
+    *bits |= connect4_bit(row, col);
+    env->moves++;
+    return connect4_has_line(*bits);
 }
 
 /* A column where `who` wins with one move, or -1. */
 static int connect4_winning_column(Connect4 *env, int8_t who) {
+    const uint64_t bits = *connect4_bits_of(env, who);
     for (int c = 0; c < CONNECT4_COLS; c++) {
         if (env->heights[c] == CONNECT4_ROWS) continue;
-        int wins = connect4_drop(env, c, who);
-        connect4_undo(env, c);
-        if (wins) return c;
+        if (connect4_has_line(bits | connect4_bit(env->heights[c], c))) return c;
     }
     return -1;
 }
@@ -117,24 +122,17 @@ static int connect4_opponent_column(Connect4 *env) {
     return legal[rng_int(&env->rng, n)];
 }
 
-static void connect4_observe(Connect4 *env) {
-    for (int r = 0; r < CONNECT4_ROWS; r++) {
-        for (int c = 0; c < CONNECT4_COLS; c++) {
-            env->observations[r * CONNECT4_COLS + c] = (float)env->board[r][c];
-        }
-    }
-}
-
 /* Starts a new episode without touching rewards or flags (see connect4_end). */
 static void connect4_new_episode(Connect4 *env) {
     memset(env->board, 0, sizeof(env->board));
     memset(env->heights, 0, sizeof(env->heights));
+    memset(env->observations, 0, CONNECT4_OBS * sizeof(float));
+    env->bits[0] = env->bits[1] = 0;
     env->moves = 0;
     env->tick = 0;
     if (rng_float(&env->rng) < CONNECT4_OPPONENT_FIRST_PROB) {
         connect4_drop(env, connect4_opponent_column(env), CONNECT4_OPPONENT);
     }
-    connect4_observe(env);
 }
 
 static void c_init(Connect4 *env) {
@@ -185,11 +183,8 @@ static void c_step(Connect4 *env) {
         connect4_end(env, CONNECT4_LOSS);
         return;
     }
-    if (env->moves == CONNECT4_OBS) {
-        connect4_end(env, CONNECT4_DRAW);
-        return;
-    }
-    connect4_observe(env);
+    /* Each drop wrote its own observation cell: nothing else to observe. */
+    if (env->moves == CONNECT4_OBS) connect4_end(env, CONNECT4_DRAW);
 }
 
 static void c_frame_size(const Connect4 *env, int *width, int *height) {

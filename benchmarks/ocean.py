@@ -117,7 +117,7 @@ def main() -> None:
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={platform.python_version()}"
         f" numpy={np.__version__} gymnasium={gymnasium.__version__}"
-        f" puffer-ocean={puffer.ocean.__version__} openmp={puffer.ocean._ocean.OPENMP}"
+        f" puffer-ocean={puffer.ocean.__version__}"
     )
     print("agent steps/s, median of", args.repeats, "runs; M = 1e6")
     print(f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'step':>11}  peer")

@@ -18,7 +18,7 @@
 //   3. Add a `puffer.ocean.OceanEnv` subclass (spaces + config dataclass) and one line under
 //      [project.entry-points."puffer.envs"] in pyproject.toml.
 //
-// The binding owns everything but physics: array validation, per-env seeds, OpenMP threads,
+// The binding owns everything but physics: array validation, per-env seeds, threads (pool.h),
 // Log aggregation. It holds references to the numpy arrays it writes, so they outlive it.
 
 #include <pybind11/numpy.h>
@@ -31,12 +31,11 @@
 #include <string>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <memory>
 
 // Everything the env headers include, included here first so that their include guards keep
 // system declarations out of the per-env namespaces below.
+#include "pool.h"
 #include "puffer.h"
 #include "raster.h"
 
@@ -192,16 +191,15 @@ template <typename Env> class VecEnv {
         py::gil_scoped_release release;
         Env *envs = envs_.data();
         const int n = static_cast<int>(envs_.size());
-#ifdef _OPENMP
         // Below MIN_ENVS_PER_THREAD instances a thread's share is cheaper than waking it.
-        const int threads = std::min(threads_, n / MIN_ENVS_PER_THREAD);
-        if (threads > 1) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-            for (int i = 0; i < n; i++)
-                c_step(&envs[i]);
+        if (pool_ && n >= 2 * MIN_ENVS_PER_THREAD) {
+            const int chunk = std::max(MIN_ENVS_PER_THREAD / 2, n / (8 * threads_));
+            pool_->run(n, chunk, [envs](int begin, int end) {
+                for (int i = begin; i < end; i++)
+                    c_step(&envs[i]);
+            });
             return;
         }
-#endif
         for (int i = 0; i < n; i++)
             c_step(&envs[i]);
     }
@@ -249,6 +247,7 @@ template <typename Env> class VecEnv {
                 c_close(&env);
         }
         arrays_.clear();
+        pool_.reset();
     }
 
     void set_threads(int threads) {
@@ -256,7 +255,11 @@ template <typename Env> class VecEnv {
             throw UsageError(name_ + ": num_threads is " + std::to_string(threads) +
                              ", expected >= 1");
         }
-        threads_ = threads;
+        if (threads != threads_) {
+            pool_.reset(); // joins the old helpers first
+            if (threads > 1) pool_ = std::make_unique<StepPool>(threads - 1);
+            threads_ = threads;
+        }
     }
 
     int threads() const { return threads_; }
@@ -298,6 +301,7 @@ template <typename Env> class VecEnv {
     std::vector<const char *> log_names_;
     std::vector<Env> envs_;
     std::vector<py::array> arrays_;
+    std::unique_ptr<StepPool> pool_; // threads_ - 1 helpers; null for one thread
     py::ssize_t num_agents_ = 0;
     int threads_ = 1;
     bool initialized_ = false;
@@ -341,11 +345,6 @@ void bind_env(py::module_ &m, const char *name, const PufferField *fields,
 PYBIND11_MODULE(_ocean, m) {
     m.doc() = "Private: vectorized C Ocean envs. Use the classes in puffer.ocean instead.";
     m.attr("__version__") = PUFFER_VERSION(VERSION_INFO);
-#ifdef _OPENMP
-    m.attr("OPENMP") = true;
-#else
-    m.attr("OPENMP") = false;
-#endif
     m.attr("ENVS") = py::list();
     static py::handle usage_error =
         py::object(py::module_::import("puffer.core.errors").attr("APIUsageError")).release();

@@ -6,7 +6,6 @@ Reach it through the `puffer.ocean` classes; tests check this stub against the m
 import numpy as np
 
 __version__: str
-OPENMP: bool
 ENVS: list[str]
 
 class _VecEnv:

@@ -202,5 +202,15 @@ def test_ocean_b_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
     actions[0] = TETRIS_HARD_DROP;
     c_step(&env);
     CHECK(terminals[0] == 1 && env.log.n == episodes + 1 && env.log.score == 5.0f);
+    /* Steps without a lock update the observation in place: it must equal a full rewrite. */
+    float full[TETRIS_OBS];
+    uint64_t action_rng = 7;
+    for (int t = 0; t < 20000; t++) {
+        actions[0] = rng_int(&action_rng, 6); /* no hard drops: longer-lived pieces */
+        c_step(&env);
+        memcpy(full, obs, sizeof(full));
+        tetris_observe(&env);
+        CHECK(memcmp(full, obs, sizeof(full)) == 0);
+    }
     return 0;""",
     )

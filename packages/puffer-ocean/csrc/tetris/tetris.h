@@ -178,6 +178,27 @@ static int tetris_lock(Tetris *env) {
     return cleared;
 }
 
+/* Writes `value` into the observation cells the falling piece covers at (rotation, x, y). */
+static void tetris_observe_piece(Tetris *env, int rotation, int x, int y, float value) {
+    for (int by = 0; by < 4; by++) {
+        for (int bx = 0; bx < 4; bx++) {
+            if (tetris_has_block(env->piece, rotation, bx, by)) {
+                env->observations[(y + by) * TETRIS_COLS + x + bx] = value;
+            }
+        }
+    }
+}
+
+/* The scalars that change without a lock: piece position, gravity phase, time. */
+static void tetris_observe_motion(Tetris *env) {
+    float *scalars = env->observations + TETRIS_OBS_SCALARS;
+    scalars[0] = (float)(env->x - TETRIS_MIN_X) / (float)(TETRIS_COLS - 1 - TETRIS_MIN_X);
+    scalars[1] = (float)env->y / (float)(TETRIS_ROWS - 2);
+    scalars[2] = (float)env->gravity_phase / TETRIS_GRAVITY_PERIOD;
+    scalars[3] = (float)env->tick / (float)env->max_steps;
+}
+
+/* The whole observation; needed only when the well changed (a lock or a new episode). */
 static void tetris_observe(Tetris *env) {
     float *obs = env->observations;
     for (int row = 0; row < TETRIS_ROWS; row++) {
@@ -185,13 +206,7 @@ static void tetris_observe(Tetris *env) {
             obs[row * TETRIS_COLS + col] = env->well[row][col] ? 1.0f : 0.0f;
         }
     }
-    for (int by = 0; by < 4; by++) {
-        for (int bx = 0; bx < 4; bx++) {
-            if (tetris_has_block(env->piece, env->rotation, bx, by)) {
-                obs[(env->y + by) * TETRIS_COLS + env->x + bx] = -1.0f;
-            }
-        }
-    }
+    tetris_observe_piece(env, env->rotation, env->x, env->y, -1.0f);
     memset(obs + TETRIS_CELLS, 0, (TETRIS_OBS - TETRIS_CELLS) * sizeof(float));
     obs[TETRIS_OBS_PIECE + env->piece] = 1.0f;
     obs[TETRIS_OBS_NEXT + env->next_piece] = 1.0f;
@@ -205,11 +220,8 @@ static void tetris_observe(Tetris *env) {
         for (int row = top; row < TETRIS_ROWS; row++)
             holes += !env->well[row][col];
     }
+    tetris_observe_motion(env);
     float *scalars = obs + TETRIS_OBS_SCALARS;
-    scalars[0] = (float)(env->x - TETRIS_MIN_X) / (float)(TETRIS_COLS - 1 - TETRIS_MIN_X);
-    scalars[1] = (float)env->y / (float)(TETRIS_ROWS - 2);
-    scalars[2] = (float)env->gravity_phase / TETRIS_GRAVITY_PERIOD;
-    scalars[3] = (float)env->tick / (float)env->max_steps;
     scalars[4] = (float)env->last_lines / TETRIS_MAX_LINES;
     scalars[5] = (float)holes / TETRIS_CELLS;
 }
@@ -276,7 +288,9 @@ static void c_step(Tetris *env) {
     env->tick++;
     float reward = 0.0f;
     int game_over = 0;
-    if (tetris_act(env, env->actions[0])) {
+    const int rotation = env->rotation, x = env->x, y = env->y;
+    const int locked = tetris_act(env, env->actions[0]);
+    if (locked) {
         env->last_lines = tetris_lock(env);
         reward = TETRIS_LINE_REWARD[env->last_lines];
         env->lines += (float)env->last_lines;
@@ -296,7 +310,17 @@ static void c_step(Tetris *env) {
         tetris_new_episode(env);
         return;
     }
-    tetris_observe(env);
+    if (locked) {
+        tetris_observe(env);
+        return;
+    }
+    /* Only the falling piece moved: the piece never overlaps locked blocks, so its old cells
+     * were empty. */
+    tetris_observe_piece(env, rotation, x, y, 0.0f);
+    tetris_observe_piece(env, env->rotation, env->x, env->y, -1.0f);
+    env->observations[TETRIS_OBS_ROTATION + rotation] = 0.0f;
+    env->observations[TETRIS_OBS_ROTATION + env->rotation] = 1.0f;
+    tetris_observe_motion(env);
 }
 
 static void c_frame_size(const Tetris *env, int *width, int *height) {

@@ -43,6 +43,8 @@ from puffer.core import Buffer
 __all__ = [
     "MAX_SLEEP_SECONDS",
     "MIN_SLEEP_SECONDS",
+    "SHORT_SLEEP_UNTIL_SECONDS",
+    "SLOW_CHECK_SECONDS",
     "SPIN_SECONDS",
     "YIELD_SECONDS",
     "Backoff",
@@ -52,15 +54,19 @@ __all__ = [
 ]
 
 # Waiting, on both sides: spin while an answer is likely within microseconds, yield the core
-# briefly, then sleep with a growing interval. The yield phase is short on purpose: on a
-# machine with more runnable processes than cores (2-core CI, shared machines), sched_yield
-# sends the caller behind every other runnable task, while a sleeper is woken by its timer and
-# scheduled promptly; measured on 2 loaded cores, a 100 µs yield phase with sleeps from 20 µs
-# gave 2-10x the throughput of a 1 ms one. Sleeping also keeps idle workers near 0% CPU.
+# briefly, then sleep. The yield phase is short on purpose: on a machine with more runnable
+# processes than cores (2-core CI, shared machines), sched_yield sends the caller behind every
+# other runnable task, while a sleeper is woken by its timer and scheduled promptly (measured
+# on 2 loaded cores: a 100 µs yield phase gave 2-10x the throughput of a 1 ms one). Sleeps stay
+# short for the first milliseconds, which is when a step usually completes, so a waiter wakes
+# at most one short sleep late; only then do they double, so an idle worker costs ~1% of a core.
 SPIN_SECONDS = 20e-6
 YIELD_SECONDS = 100e-6
 MIN_SLEEP_SECONDS = 20e-6
+SHORT_SLEEP_UNTIL_SECONDS = 5e-3
 MAX_SLEEP_SECONDS = 1e-3
+# How often a waiter does its slow checks (worker liveness, parent still alive).
+SLOW_CHECK_SECONDS = 10e-3
 
 
 class Flag(enum.IntEnum):
@@ -77,9 +83,9 @@ class Flag(enum.IntEnum):
 
 
 class Backoff:
-    """Spin, then `os.sched_yield`, then sleep with doubling intervals; `reset` after work."""
+    """Spin, then `os.sched_yield`, then sleep (short, then doubling); `reset` after work."""
 
-    __slots__ = ("_sleep", "_start")
+    __slots__ = ("_next_check", "_sleep", "_start")
 
     def __init__(self) -> None:
         self.reset()
@@ -87,9 +93,10 @@ class Backoff:
     def reset(self) -> None:
         self._start = 0.0
         self._sleep = MIN_SLEEP_SECONDS
+        self._next_check = SLOW_CHECK_SECONDS
 
     def pause(self) -> bool:
-        """Wait a little. Returns True once in the sleep phase (time for slow checks)."""
+        """Wait a little. Returns True every SLOW_CHECK_SECONDS of waiting (for slow checks)."""
         now = time.perf_counter()
         if not self._start:
             self._start = now
@@ -100,7 +107,11 @@ class Backoff:
             os.sched_yield()
             return False
         time.sleep(self._sleep)
-        self._sleep = min(2 * self._sleep, MAX_SLEEP_SECONDS)
+        if waited > SHORT_SLEEP_UNTIL_SECONDS:
+            self._sleep = min(2 * self._sleep, MAX_SLEEP_SECONDS)
+        if waited < self._next_check:
+            return False
+        self._next_check = waited + SLOW_CHECK_SECONDS
         return True
 
 

@@ -1,0 +1,58 @@
+"""Learning, small and seeded: Ocean memory is solved by LSTM and MinGRU, not by the MLP.
+
+The longer acceptance runs (CartPole 3 seeds, breakout 20M steps) are `benchmarks/learn.py`.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from puffer.core import make
+from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
+
+
+def _memory_score(recurrent: str) -> float:
+    config = Config(
+        train=TrainConfig(
+            total_timesteps=60_000,
+            horizon=16,
+            batch_size=2048,
+            minibatch_size=512,
+            update_epochs=2,
+            gamma=0.9,
+            gae_lambda=0.9,
+            learning_rate=0.02,
+            optimizer="adam",
+            ent_coef=0.01,
+            vf_coef=0.5,
+            prio_alpha=0.0,
+            device="cpu",
+            seed=0,
+        ),
+        policy=PolicyConfig(hidden_size=32, recurrent=recurrent),
+    )
+    # delay 2: cue, two blank steps, query; a memoryless policy scores 1/4.
+    env = make("memory", num_envs=128, delay=2, log_interval=16)
+    torch.manual_seed(0)
+    trainer = PuffeRL(config, env, make_policy(config.policy, env))
+    while trainer.epoch < trainer.sizes.epochs:
+        trainer.evaluate()
+        trainer.train()
+        trainer.mean_and_log()
+    score = trainer.recent_mean("score")
+    trainer.close()
+    env.close()
+    return score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("recurrent", "solved"), [("lstm", True), ("mingru", True), ("none", False)]
+)
+def test_memory_needs_a_recurrent_policy(recurrent: str, solved: bool) -> None:
+    score = _memory_score(recurrent)
+    if solved:
+        assert score >= 0.8, f"{recurrent} scored {score:.2f} on memory"
+    else:
+        assert score <= 0.4, f"an MLP scored {score:.2f} on memory, which needs recall"

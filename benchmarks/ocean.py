@@ -10,6 +10,10 @@ loops are timed, in alternation:
 - `step`: `np.copyto(...); env.step(env.actions)` - the public PufferEnv call, adding its Python
   overhead (checks, log collection every `log_interval` steps).
 
+A third column, `cpu`, is the `binding` loop's steps per CPU second of this process
+(`time.process_time`): on a loaded machine it shows the single-thread rate while running, where
+wall-clock time also counts waiting for a core (for several threads it is not a speed-up).
+
 Unit: agent steps per second (snake counts every snake; breakout's one step is 4 frames).
 Each figure is the median of `--repeats` runs of about `--seconds` each. The named peer is
 Gymnasium's own vectorized CartPole (`gymnasium.make_vec("CartPole-v1", vectorization_mode=
@@ -49,8 +53,12 @@ def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np
     return rng.uniform(-1.0, 1.0, (POOL, *shape)).astype(np.float32)
 
 
-def timed(loop: Callable[[int], None], agents: int, seconds: float) -> float:
-    """Agent steps/s of `loop(n)` (n steps), with n sized from a short calibration run."""
+def timed(loop: Callable[[int], None], agents: int, seconds: float) -> tuple[float, float]:
+    """Agent steps per wall-clock second and per CPU second of this process, for `loop(n)`.
+
+    n is sized from a short calibration run. On a shared machine the CPU-time rate shows what
+    one thread does when it runs; the wall-clock rate also pays for waiting to run.
+    """
     steps = 16
     while True:
         start = time.perf_counter()
@@ -60,9 +68,10 @@ def timed(loop: Callable[[int], None], agents: int, seconds: float) -> float:
             break
         steps *= 2
     steps = max(1, int(steps * seconds / max(elapsed, 1e-9)))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     loop(steps)
-    return steps * agents / (time.perf_counter() - start)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return steps * agents / wall, steps * agents / max(cpu, 1e-9)
 
 
 def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace) -> dict:
@@ -81,10 +90,12 @@ def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace
             np.copyto(actions, pool[i % POOL])
             step(actions)
 
-    rates: dict[str, list[float]] = {"binding": [], "step": []}
+    rates: dict[str, list[float]] = {"binding": [], "cpu": [], "step": []}
     for _ in range(args.repeats):
-        rates["binding"].append(timed(binding, env.num_agents, args.seconds))
-        rates["step"].append(timed(public, env.num_agents, args.seconds))
+        wall, cpu = timed(binding, env.num_agents, args.seconds)
+        rates["binding"].append(wall)
+        rates["cpu"].append(cpu)
+        rates["step"].append(timed(public, env.num_agents, args.seconds)[0])
     env.close()
     return {key: statistics.median(values) for key, values in rates.items()}
 
@@ -100,7 +111,7 @@ def gymnasium_rate(num_envs: int, args: argparse.Namespace) -> float:
         for i in range(n):
             env.step(pool[i % POOL])
 
-    rate = statistics.median(timed(loop, num_envs, args.seconds) for _ in range(args.repeats))
+    rate = statistics.median(timed(loop, num_envs, args.seconds)[0] for _ in range(args.repeats))
     env.close()
     return rate
 
@@ -120,7 +131,7 @@ def main() -> None:
         f" puffer-ocean={puffer.ocean.__version__}"
     )
     print("agent steps/s, median of", args.repeats, "runs; M = 1e6")
-    print(f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'step':>11}  peer")
+    print(f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'step':>11}{'cpu':>11}  peer")
     one_thread: dict[tuple[str, int], float] = {}
     for name in args.envs:
         for size in args.sizes:
@@ -137,7 +148,7 @@ def main() -> None:
                     peer = f"{rates['binding'] / one_thread[name, size]:.2f}x one thread"
                 print(
                     f"{name:<20}{size:>6}{threads:>8}{rates['binding'] / 1e6:>10.2f}M"
-                    f"{rates['step'] / 1e6:>10.2f}M  {peer}",
+                    f"{rates['step'] / 1e6:>10.2f}M{rates['cpu'] / 1e6:>10.2f}M  {peer}",
                     flush=True,
                 )
     print(f"load at end={os.getloadavg()[0]:.2f}")

@@ -27,6 +27,8 @@ from puffer.sweep.runners import (
 from puffer.sweep.space import Param, Params, Scale, Space, nest
 from puffer.sweep.store import RunRecord, SweepStore
 
+__version__ = "0.1.0"
+
 __all__ = [
     "METHODS",
     "CurvePoint",
@@ -53,6 +55,7 @@ __all__ = [
     "SweepStore",
     "SweepStoreError",
     "SweepSummary",
+    "__version__",
     "make_method",
     "nest",
     "pareto_front",

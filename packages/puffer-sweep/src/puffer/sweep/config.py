@@ -22,13 +22,12 @@ are the tables holding a ``distribution`` key. Specs may be written with dotted 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from puffer.sweep.errors import SweepConfigError
-from puffer.sweep.space import Param, Space
+from puffer.sweep.space import Param, Space, _closest
 
 __all__ = ["METHODS", "SweepConfig", "parse_sweep_config"]
 
@@ -81,11 +80,6 @@ class SweepConfig:
             )
         if self.steps_key != self.space.steps_key:
             self.space = Space(self.space.params, steps_key=self.steps_key)
-
-
-def _closest(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    match = difflib.get_close_matches(word, list(choices), n=1)
-    return f"; did you mean {match[0]!r}?" if match else ""
 
 
 _OPTIONS = {f.name: f for f in dataclasses.fields(SweepConfig) if f.name != "space"}

@@ -10,7 +10,7 @@ import pytest
 
 from puffer.core import APIUsageError
 from puffer.vector import Multiprocessing, Serial, make
-from puffer.vector.testing import DeterministicEnv
+from puffer.vector.testing import DeterministicEnv, check_against_single_envs
 
 BACKENDS = ["serial", "multiprocessing"]
 
@@ -136,3 +136,8 @@ def test_vector_recv_returns_the_first_ready_block() -> None:
 def test_vector_seed_of_make_is_used_by_the_first_reset() -> None:
     with Serial(DeterministicEnv, 2, seed=5) as a, Serial(DeterministicEnv, 2) as b:
         assert np.array_equal(a.reset()[0], b.reset(seed=5)[0])
+
+
+def test_vector_spawn_start_method_with_a_picklable_creator() -> None:
+    with Multiprocessing(DeterministicEnv, 4, num_workers=2, start_method="spawn") as vec:
+        check_against_single_envs(vec, steps=100, seed=1)

@@ -29,7 +29,7 @@ from puffer.core import ARRAY_NAMES, Buffer, WorkerError
 from puffer.vector._protocol import Backoff, Flag, SharedArray, attach_flags, worker_main
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
-__all__ = ["CLOSE_TIMEOUT_SECONDS", "SHM_PREFIX", "Multiprocessing"]
+__all__ = ["CLOSE_TIMEOUT_SECONDS", "SHM_PREFIX", "Multiprocessing", "default_num_workers"]
 
 SHM_PREFIX = "puffer-vec"
 # How long close() lets workers finish their step and exit before it terminates them.

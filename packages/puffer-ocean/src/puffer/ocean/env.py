@@ -160,10 +160,16 @@ def _make_config(owner: str, config_class: type, overrides: dict[str, Any]) -> A
                 f"{owner}: unknown config key {key!r}; {hint}known keys: {', '.join(fields)}"
             )
         default = getattr(defaults, key)
-        if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
-            raise APIUsageError(f"{owner}: config {key}={value!r} must be an int like {default}")
+        if isinstance(value, bool | np.bool_):
+            raise APIUsageError(f"{owner}: config {key}={value!r} must be a number, not a bool")
+        if isinstance(default, int):
+            if not isinstance(value, int | np.integer):
+                raise APIUsageError(
+                    f"{owner}: config {key}={value!r} must be an int like {default}"
+                )
+            value = int(value)
         if isinstance(default, float):
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not isinstance(value, int | float | np.integer | np.floating):
                 raise APIUsageError(
                     f"{owner}: config {key}={value!r} must be a float like {default}"
                 )

@@ -39,7 +39,7 @@ class Protein(Method):
         goal: "maximize" or "minimize" the score.
         seed: Seed of every random draw (Sobol scrambling, candidates, target costs).
         max_cost: Cap on a run's predicted cost; None for no cap.
-        num_warmup: Successful runs observed before the GPs take over; None picks max(8, d + 2).
+        num_warmup: Successful runs observed before the GPs take over; None picks max(5, d // 2 + 2).
         num_candidates: Candidates scored by the acquisition per suggestion.
         search_scale: Largest standard deviation of the steps around front members, in
             normalized units; each candidate draws its own scale log-uniformly below it.
@@ -81,7 +81,7 @@ class Protein(Method):
     ) -> None:
         super().__init__(space, goal=goal, seed=seed)
         self.max_cost = max_cost
-        self.num_warmup = max(8, len(space) + 2) if num_warmup is None else num_warmup
+        self.num_warmup = max(5, len(space) // 2 + 2) if num_warmup is None else num_warmup
         self.num_candidates = num_candidates
         self.search_scale = search_scale
         self.expansion_rate = expansion_rate

@@ -193,7 +193,7 @@ template <typename Env> class VecEnv {
         const int n = static_cast<int>(envs_.size());
         // Below MIN_ENVS_PER_THREAD instances a thread's share is cheaper than waking it.
         if (pool_ && n >= 2 * MIN_ENVS_PER_THREAD) {
-            const int chunk = std::max(MIN_ENVS_PER_THREAD / 2, n / (8 * threads_));
+            const int chunk = std::max(MIN_ENVS_PER_THREAD / 2, n / (4 * threads_));
             pool_->run(n, chunk, [envs](int begin, int end) {
                 for (int i = begin; i < end; i++)
                     c_step(&envs[i]);

@@ -80,7 +80,9 @@ def puffer_sps(case: str, epochs: int, threads: int) -> float:
 
 
 def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> float:
-    """A CleanRL-style PPO loop (cleanrl/ppo.py structure) on the same env, net and batch."""
+    """A CleanRL-style PPO loop on the same env, net and batch: `cleanrl/ppo.py`'s structure,
+    and `cleanrl/ppo_atari_lstm.py`'s (minibatches of whole envs, a Python time loop over the
+    recurrent core) for recurrent policies."""
     config = _config(case, threads)
     torch.set_num_threads(threads)
     env = make_vecenv(CASES[case][0], config)
@@ -97,12 +99,29 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> flo
     next_done = torch.zeros(n)
     rng = np.random.default_rng(0)
 
+    state = agent.initial_state(n)
+
+    def cut(state: tuple, done: torch.Tensor) -> tuple:
+        return tuple(h * (1 - done).view(-1, *([1] * (h.dim() - 1))) for h in state)
+
+    def replay(envs: np.ndarray, state0: tuple) -> tuple[torch.Tensor, torch.Tensor]:
+        # cleanrl/ppo_atari_lstm.py: step the recurrent core over the rollout, cutting at dones.
+        h, logits, values_ = tuple(x[envs] for x in state0), [], []
+        for t in range(steps):
+            h = cut(h, dones[t, envs])
+            out, value, h = agent.forward_eval(obs[t, envs], h)
+            logits.append(out)
+            values_.append(value)
+        return torch.cat(logits), torch.cat(values_)
+
     def iteration() -> None:
-        nonlocal next_obs, next_done
+        nonlocal next_obs, next_done, state
+        state0 = state
         for step in range(steps):
             obs[step], dones[step] = next_obs, next_done
             with torch.no_grad():
-                logits, value, _ = agent.forward_eval(next_obs, ())
+                state = cut(state, next_done)
+                logits, value, state = agent.forward_eval(next_obs, state)
                 dist = torch.distributions.Categorical(logits=logits)
                 action = dist.sample()
             values[step], actions[step], logprobs[step] = value, action, dist.log_prob(action)
@@ -111,7 +130,7 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> flo
             next_obs = torch.as_tensor(o, dtype=torch.float32)
             next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
         with torch.no_grad():
-            _, next_value, _ = agent.forward_eval(next_obs, ())
+            _, next_value, _ = agent.forward_eval(next_obs, cut(state, next_done))
             advantages = torch.zeros_like(rewards)
             lastgaelam = 0
             for t in reversed(range(steps)):
@@ -124,11 +143,20 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> flo
         b_logprobs, b_actions = logprobs.reshape(-1), actions.reshape(-1)
         b_adv, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
         batch = steps * n
+        envs_per_mb = minibatch // steps
+        flat = np.arange(batch).reshape(steps, n)
         for _ in range(update_epochs):
             b_inds = rng.permutation(batch)
+            env_inds = rng.permutation(n)
             for start in range(0, batch, minibatch):
-                mb = b_inds[start : start + minibatch]
-                logits, newvalue, _ = agent.forward_eval(b_obs[mb], ())
+                if agent.is_recurrent:
+                    chunk = start // steps
+                    envs = env_inds[chunk : chunk + envs_per_mb]
+                    mb = flat[:, envs].ravel()
+                    logits, newvalue = replay(envs, state0)
+                else:
+                    mb = b_inds[start : start + minibatch]
+                    logits, newvalue, _ = agent.forward_eval(b_obs[mb], ())
                 dist = torch.distributions.Categorical(logits=logits)
                 logratio = dist.log_prob(b_actions[mb]) - b_logprobs[mb]
                 ratio = logratio.exp()

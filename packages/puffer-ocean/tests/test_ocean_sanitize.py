@@ -1,4 +1,5 @@
-"""AddressSanitizer + UBSan runs of the squared, cartpole, pong, breakout and snake headers.
+"""Sanitizer runs: ASan + UBSan over the squared, cartpole, pong, breakout and snake headers,
+and ThreadSanitizer over the step pool (csrc/pool.h).
 
 `ocean_driver.c` is compiled per env with `gcc -fsanitize=address,undefined` (leak checks on),
 with the config and spaces of the env's Python class, and runs 100,000 random steps checking the
@@ -85,3 +86,21 @@ def test_ocean_sanitized_random_steps(name: str, tmp_path: Path) -> None:
     assert "runtime error" not in run.stderr and "Sanitizer" not in run.stderr, run.stderr
     episodes = float(run.stdout.split("episodes=")[1])
     assert episodes > 0, f"{name}: no episode ended in {STEPS} random steps"
+
+
+CXX = shutil.which("g++") or shutil.which("c++")
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler on PATH")
+def test_ocean_step_pool_under_thread_sanitizer(tmp_path: Path) -> None:
+    binary = tmp_path / "pool"
+    flags = ["-std=c++17", "-O1", "-g", "-fsanitize=thread", f"-I{CSRC}", "-pthread"]
+    build = subprocess.run(
+        [CXX, *flags, str(DRIVER.with_name("pool_driver.cpp")), "-o", str(binary)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(binary), "2000"], capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0 and run.stdout == "ok\n", run.stdout + run.stderr
+    assert "ThreadSanitizer" not in run.stderr, run.stderr

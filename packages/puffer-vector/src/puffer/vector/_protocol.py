@@ -59,12 +59,12 @@ __all__ = [
 # other runnable task, while a sleeper is woken by its timer and scheduled promptly (measured
 # on 2 loaded cores: a 100 µs yield phase gave 2-10x the throughput of a 1 ms one). Sleeps stay
 # short for the first milliseconds, which is when a step usually completes, so a waiter wakes
-# at most one short sleep late; only then do they double, so an idle worker costs ~1% of a core.
+# at most one short sleep late; only then do they double, so an idle worker costs <1% of a core.
 SPIN_SECONDS = 20e-6
 YIELD_SECONDS = 100e-6
 MIN_SLEEP_SECONDS = 20e-6
 SHORT_SLEEP_UNTIL_SECONDS = 5e-3
-MAX_SLEEP_SECONDS = 1e-3
+MAX_SLEEP_SECONDS = 2e-3
 # How often a waiter does its slow checks (worker liveness, parent still alive).
 SLOW_CHECK_SECONDS = 10e-3
 

@@ -74,7 +74,10 @@ def test_list_in_a_pipe(tmp_path: Path) -> None:
 
 
 def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
-    done = puffer("sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", *TINY, cwd=tmp_path)
+    done = puffer(
+        "sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", "--train.update-epochs",
+        "1", *TINY, cwd=tmp_path,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     store = tmp_path / "experiments" / "cartpole" / "sweep-ci" / "sweep.jsonl"
     lines = [json.loads(line) for line in store.read_text().splitlines()]

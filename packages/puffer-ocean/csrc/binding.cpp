@@ -150,6 +150,21 @@ template <typename Env> class VecEnv {
         }
         initialized_ = true;
         num_agents_ = agents;
+        try {
+            bind_rows(observations, actions, rewards, terminals, truncations);
+        } catch (...) {
+            close(); // a throwing constructor runs no destructor: free what c_init allocated
+            throw;
+        }
+    }
+
+    ~VecEnv() { close(); }
+
+    // Validates the five arrays (nothing is converted) and points each env at its rows.
+    void bind_rows(const py::array &observations, const py::array &actions,
+                   const py::array &rewards, const py::array &terminals,
+                   const py::array &truncations) {
+        const py::ssize_t agents = num_agents_;
         py::ssize_t obs_size, act_size, one;
         Obs *obs = checked_rows<Obs>(name_, "observations", observations, dtype_for_pointer<Obs>(),
                                      agents, &obs_size);
@@ -172,8 +187,6 @@ template <typename Env> class VecEnv {
             row += env.num_agents;
         }
     }
-
-    ~VecEnv() { close(); }
 
     // Re-seeds env i with mix(seed, i) and starts a new episode in every env.
     void reset(uint64_t seed) {

@@ -30,7 +30,7 @@ ENV = "gym-CartPole-v1"
 OCEAN = "cartpole"  # the C env: fast enough to learn within the test budget
 
 
-def _config(data_dir: Path, total: int = 40_960, **train_kwargs) -> Config:
+def _config(data_dir: Path, total: int = 30_720, **train_kwargs) -> Config:
     train_config = TrainConfig(
         total_timesteps=total,
         horizon=32,

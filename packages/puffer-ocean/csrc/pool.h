@@ -107,6 +107,7 @@ class StepPool {
             const auto start = std::chrono::steady_clock::now();
             while (generation_.load(std::memory_order_acquire) == seen && !stop_.load() &&
                    std::chrono::steady_clock::now() - start < SPIN) {
+                std::this_thread::yield(); // gives the core back if the caller shares it
             }
             if (generation_.load(std::memory_order_acquire) == seen) {
                 std::unique_lock<std::mutex> lock(mutex_);

@@ -115,6 +115,9 @@ TINY = [
 ]  # fmt: skip
 
 
+SHORT = ["--env.max-steps", "10"]  # squared episodes end within 10 steps
+
+
 def test_train_then_eval_in_a_window(monkeypatch) -> None:
     trained = invoke("train", ENV, "--no-dashboard", *TINY)
     assert trained.exit_code == 0, trained.output
@@ -123,10 +126,13 @@ def test_train_then_eval_in_a_window(monkeypatch) -> None:
     monkeypatch.setenv("DISPLAY", ":0")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    result = invoke("eval", ENV, "--episodes", "3", "--fps", "1000", "--env.max-steps", "10")
+    result = invoke("eval", ENV, "--episodes", "3", "--fps", "1000", *SHORT)
     assert result.exit_code == 0, result.output
     assert "3 episodes:" in result.output and "return" in result.output
     assert "video:" not in result.output
+    cut = invoke("eval", ENV, "--no-render", "--episodes", "100", "--max-steps", "15", *SHORT)
+    assert cut.exit_code == 0, cut.output
+    assert "stopped at --max-steps 15 before 100 episodes ended" in " ".join(cut.output.split())
 
 
 def test_window_shows_frames_scaled(monkeypatch) -> None:

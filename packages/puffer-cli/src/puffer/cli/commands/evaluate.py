@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import torch
 import typer
 
 from puffer.cli.commands._common import (
@@ -63,6 +64,9 @@ def evaluate(
         # One instance to watch; episode stats arrive every step rather than in batches.
         kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
         instance = creator(**kwargs)
+        # A batch of one row gains nothing from intra-op threads, and on a busy machine their
+        # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
+        torch.set_num_threads(1)
         sink: FrameSink | None = None
         try:
             policy = load_policy(checkpoint, instance)
@@ -91,6 +95,11 @@ def evaluate(
     if stats.returns:
         means = stats.means()
         console.print(f"{len(stats.returns)} episodes: " + ", ".join(_fmt(means)))
+        if len(stats.returns) < episodes:
+            console.print(
+                f"stopped at --max-steps {max_steps} before {episodes} episodes ended; "
+                "raise --max-steps for more"
+            )
     else:
         console.print(f"no episode finished (stopped or --max-steps {max_steps} reached)")
     if isinstance(sink, VideoWriter):

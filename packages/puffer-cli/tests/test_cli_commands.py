@@ -78,10 +78,11 @@ def test_bench_reports_steps_per_second() -> None:
 def test_bench_through_a_vectorizer() -> None:
     result = invoke(
         "bench", ENV, "--seconds", "0.05", "--repeats", "1", "--vec.backend", "serial",
-        "--vec.num-envs", "2", "--env.num-envs", "4",
+        "--vec.num-envs", "2", "--vec.num-workers", "2", "--env.num-envs", "4", "--vec.batch-size", "1",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "backend serial, 2 env(s)" in result.output and "8 agents" in result.output
+    output = " ".join(result.output.split())
+    assert "backend serial, 2 env(s)" in output and "8 agents, 1 env(s) per recv" in output
 
 
 def test_build_refuses_non_ocean_envs_and_dry_runs() -> None:

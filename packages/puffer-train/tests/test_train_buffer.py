@@ -9,7 +9,17 @@ import torch
 from gymnasium import spaces
 
 from puffer.core import APIUsageError, PufferEnv
-from puffer.train import PolicyConfig, PuffeRL, Sizes, TrainConfig, make_policy
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    Sizes,
+    TrainConfig,
+    VecConfig,
+    make_policy,
+    train,
+)
+from puffer.train.run import make_vecenv
 from puffer.vector import Serial
 
 TERMINAL_EVERY, TRUNCATE_EVERY = 7, 11
@@ -106,6 +116,28 @@ def test_async_vecenv_rows_are_aligned() -> None:
         _check_rows(trainer, 2)
         trainer.train()
     vec.close()
+
+
+def test_vec_config_asks_for_async_batches(tmp_path) -> None:
+    config = Config(
+        train=TrainConfig(
+            total_timesteps=512, horizon=16, minibatch_size=64, data_dir=str(tmp_path)
+        ),
+        vec=VecConfig(backend="multiprocessing", num_envs=4, num_workers=4, batch_size=2),
+    )
+    vec = make_vecenv("gym-CartPole-v1", config)
+    try:
+        vec.async_reset(seed=0)
+        assert len(vec.recv()[5]) == 2  # each recv() brings 2 of the 4 envs
+    finally:
+        vec.close()
+    result = train("gym-CartPole-v1", config)
+    # 8 epochs of 4 envs x 16 steps; async rows that filled their segments early keep
+    # stepping (those steps count as taken) until the slowest row fills its own.
+    assert result.epochs == 8 and result.global_step >= 512
+    config.vec.backend, config.vec.num_envs = "native", 1
+    with pytest.raises(APIUsageError, match=r"vec\.batch_size is 2 with vec\.backend 'native'"):
+        make_vecenv("cartpole", config)
 
 
 @pytest.mark.parametrize("recurrent", ["lstm", "mingru"])

@@ -76,9 +76,13 @@ class PolicyConfig:
 class VecConfig:
     """The `[vec]` section: how `train(env_name, ...)` vectorizes the env."""
 
-    backend: str = _f("native", "'native' (the env itself), 'serial' or 'multiprocessing'")
+    backend: str = _f("native", "'native' (the env itself), 'serial', 'multiprocessing' or 'ray'")
     num_envs: int = _f(1, "env instances (each may hold many agents)")
-    num_workers: int = _f(1, "worker processes for the multiprocessing backend")
+    num_workers: int = _f(1, "worker processes (or Ray actors), each owning num_envs/num_workers")
+    batch_size: int = _f(
+        0, "envs per recv(); 0 means num_envs (synchronous), fewer is EnvPool-style async"
+    )
+    zero_copy: bool = _f(True, "async batches are fixed worker groups returned as views")
 
 
 @dataclass

@@ -52,7 +52,12 @@ def make_vecenv(env_name: str, config: Config) -> Any:
             raise APIUsageError(
                 f"vec.num_envs is {vec.num_envs} with vec.backend 'native'; a native env is one "
                 "object (give it its own agent count in [env]) or use backend 'serial' / "
-                "'multiprocessing'"
+                "'multiprocessing' / 'ray'"
+            )
+        if vec.batch_size not in (0, 1):
+            raise APIUsageError(
+                f"vec.batch_size is {vec.batch_size} with vec.backend 'native'; async batches "
+                "need a vectorizer: use backend 'serial' / 'multiprocessing' / 'ray'"
             )
         return make_env(env_name, **config.env)
     import puffer.vector
@@ -62,6 +67,8 @@ def make_vecenv(env_name: str, config: Config) -> Any:
         num_envs=vec.num_envs,
         backend=vec.backend,
         num_workers=vec.num_workers,
+        batch_size=vec.batch_size or None,
+        zero_copy=vec.zero_copy,
         seed=seed,
         env_kwargs=dict(config.env),
     )

@@ -72,7 +72,7 @@ def bench(
             vecenv.close()
     console.print(
         f"{env}: backend {vec.backend}, {vec.num_envs} env(s), {vec.num_workers} worker(s), "
-        f"{agents} agents"
+        f"{agents} agents" + (f", {vec.batch_size} env(s) per recv" if vec.batch_size else "")
     )
     console.print(
         f"random policy: [bold]{statistics.median(rates):,.0f}[/bold] agent steps/s "

@@ -93,6 +93,16 @@ def test_checkpoint_restores_model_optimizer_counters_and_rng(tmp_path: Path) ->
     assert torch.equal(torch.rand(3), expected_draw)
 
 
+def test_a_seed_trains_the_same_whatever_the_process_ran_before(tmp_path: Path) -> None:
+    def run(directory: str, threads_before: int) -> list[torch.Tensor]:
+        torch.set_num_threads(threads_before)
+        config = _config(tmp_path / directory, total=512)
+        return list(train(OCEAN, config).policy.parameters())
+
+    first, second = run("a", threads_before=2), run("b", threads_before=1)
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+
+
 def test_corrupt_and_mismatched_checkpoints_raise(tmp_path: Path) -> None:
     config = _config(tmp_path)
     config.env = {}

@@ -119,6 +119,10 @@ def train(
     distributed.init_from_env(cfg.device)
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
+    if cfg.torch_threads > 0:
+        # Before the policy is built: orthogonal init (a QR) rounds differently per thread
+        # count, so a seed's run would otherwise depend on what the process ran before.
+        torch.set_num_threads(cfg.torch_threads)
     owns_env = isinstance(env, str)
     name = env if isinstance(env, str) else env_name or type(env).__name__
     vecenv = make_vecenv(env, config) if isinstance(env, str) else env

@@ -7,7 +7,7 @@ for Gymnasium envs it then runs the trained policy for 100 more episodes and pri
 Cases:
   cartpole-gym     gym-CartPole-v1, 8 emulated envs, 100k steps: target mean return >= 475
   cartpole-ocean   Ocean cartpole, 8 envs, 100k steps: target mean return >= 475
-  memory-{mlp,lstm,mingru}  Ocean memory (delay 4), 300k steps: recurrent ~1, MLP ~0.25 score
+  memory-{mlp,lstm,mingru}  Ocean memory (delay 4), 500k steps: recurrent ~1, MLP ~0.25 score
   breakout         Ocean breakout, 1024 envs, 20M steps, default config: target score >= 32
 
     uv run python benchmarks/learn.py cartpole-gym --seeds 0 1 2
@@ -55,7 +55,7 @@ CARTPOLE = {
     "prio_alpha": 0.0,
 }
 MEMORY = {
-    "total_timesteps": 300_000,
+    "total_timesteps": 500_000,
     "horizon": 16,
     "batch_size": 2048,
     "minibatch_size": 512,

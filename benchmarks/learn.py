@@ -32,6 +32,7 @@ from puffer.train import (
     evaluate_episodes,
     make_policy,
 )
+from puffer.train.pufferl import apply_torch_threads
 from puffer.train.run import make_vecenv
 
 # Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many epochs).
@@ -121,9 +122,7 @@ def run(case: str, seed: int, threads: int) -> None:
     start = time.perf_counter()
     import torch
 
-    # Before the policy is built: its init depends on the thread count, and the trainer would
-    # only set it afterwards, so a process's first run would differ from later runs of a seed.
-    torch.set_num_threads(threads)
+    apply_torch_threads(config.train)  # before the policy is built
     vecenv = make_vecenv(env_name, config)
     torch.manual_seed(seed)
     trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))

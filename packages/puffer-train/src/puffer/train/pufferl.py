@@ -47,6 +47,16 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+def apply_torch_threads(cfg: TrainConfig) -> None:
+    """Set torch's intra-op thread count from `cfg.torch_threads` (0 leaves torch's default).
+
+    Call it before building the policy: orthogonal init (a QR) rounds differently per thread
+    count, so otherwise a seed's run would depend on what the process ran before.
+    """
+    if cfg.torch_threads > 0:
+        torch.set_num_threads(cfg.torch_threads)
+
+
 class PuffeRL:
     """The PPO trainer over any vecenv with the async API.
 
@@ -88,8 +98,7 @@ class PuffeRL:
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.world_size > 1:
             self.device = torch.device("cuda", distributed.local_rank())
-        if cfg.torch_threads > 0:
-            torch.set_num_threads(cfg.torch_threads)
+        apply_torch_threads(cfg)
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
         self.policy = policy.to(self.device)

@@ -18,7 +18,7 @@ from puffer.train import distributed
 from puffer.train.config import Config
 from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
-from puffer.train.pufferl import PuffeRL
+from puffer.train.pufferl import PuffeRL, apply_torch_threads
 
 __all__ = ["TrainResult", "evaluate_episodes", "make_vecenv", "train"]
 
@@ -119,10 +119,7 @@ def train(
     distributed.init_from_env(cfg.device)
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
-    if cfg.torch_threads > 0:
-        # Before the policy is built: orthogonal init (a QR) rounds differently per thread
-        # count, so a seed's run would otherwise depend on what the process ran before.
-        torch.set_num_threads(cfg.torch_threads)
+    apply_torch_threads(cfg)  # before the policy is built
     owns_env = isinstance(env, str)
     name = env if isinstance(env, str) else env_name or type(env).__name__
     vecenv = make_vecenv(env, config) if isinstance(env, str) else env

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import tomllib
+from importlib.resources import files
 
 import pytest
 
 from puffer.cli.config import ConfigError, config_names, env_defaults, load_config
-from puffer.cli.overrides import coerce, parse_overrides
+from puffer.cli.overrides import Kind, coerce, parse_overrides
 from puffer.core import EnvNotFoundError, env_creator
-from puffer.sweep import parse_sweep_config
-from puffer.train.config import PolicyConfig, TrainConfig
+from puffer.sweep import SweepConfig
+from puffer.train.config import PolicyConfig, TrainConfig, VecConfig
 
 ENV = "squared"
 
@@ -27,6 +28,8 @@ def test_both_spellings_of_a_key_and_every_value_type() -> None:
             "--policy.encoder",
             "mlp",
             "--train.resume",
+            "--train.run-id",
+            "run-1",
             "--env.max-steps",
             "20",
         ],
@@ -90,14 +93,19 @@ def test_wrong_types_name_the_expected_type(args: list[str], expected: str) -> N
 
 
 def test_coerce_lists_and_numbers() -> None:
-    assert coerce("[64, 32]", [128], "--x") == [64, 32]
-    assert coerce("64,32", [128], "--x") == [64, 32]
-    assert coerce("1", 0.5, "--x") == 1.0 and isinstance(coerce("1", 0.5, "--x"), float)
-    assert coerce(3, 0.5, "--x") == 3.0
+    ints = Kind.of([128])
+    assert coerce("[64, 32]", ints, "--x") == [64, 32]
+    assert coerce("64,32", ints, "--x") == [64, 32]
+    real = Kind("float")
+    assert coerce("1", real, "--x") == 1.0 and isinstance(coerce("1", real, "--x"), float)
+    assert coerce(3, real, "--x") == 3.0
     with pytest.raises(ConfigError, match=r"--x\[1\] expects an int"):
-        coerce("[1, 2.5]", [1], "--x")
-    with pytest.raises(ConfigError, match=r"expects an int .* got True \(bool\)"):
-        coerce(True, 1, "--x")
+        coerce("[1, 2.5]", ints, "--x")
+    with pytest.raises(ConfigError, match=r"expects an int, got True \(bool\)"):
+        coerce(True, Kind("int"), "--x")
+    assert coerce("none", Kind("float", optional=True), "--x") is None
+    with pytest.raises(ConfigError, match="expects a float, got 'none'"):
+        coerce("none", real, "--x")
 
 
 def test_negative_values_and_bare_flags_parse() -> None:
@@ -111,7 +119,7 @@ def test_negative_values_and_bare_flags_parse() -> None:
 
 def test_sweep_parameters_are_overridable_and_parse() -> None:
     config = load_config(ENV, overrides=["--sweep.train.learning-rate.max", "0.05"])
-    sweep = parse_sweep_config(config.sweep_section())
+    sweep = config.sweep
     assert "train.learning_rate" in sweep.space.names
     assert sweep.max_cost is None and sweep.steps_key is None
     lr = next(p for p in sweep.space if p.name == "train.learning_rate")
@@ -138,7 +146,8 @@ def test_resolved_config_round_trips_through_toml(tmp_path) -> None:
     path = tmp_path / "resolved.toml"
     path.write_text(config.to_toml())
     again = load_config(ENV, path)
-    assert again.data == config.data
+    assert again.run == config.run and again.sweep_params == config.sweep_params
+    assert again.to_toml() == config.to_toml()
     assert tomllib.loads(config.to_toml())["train"]["gamma"] == 0.97
 
 
@@ -156,9 +165,98 @@ def test_env_defaults_read_the_creator() -> None:
 @pytest.mark.parametrize("name", config_names())
 def test_every_shipped_config_resolves_and_builds_its_env(name: str) -> None:
     config = load_config(name)
-    parse_sweep_config(config.sweep_section())
+    assert isinstance(config.sweep, SweepConfig) and len(config.sweep.space) >= 1
     env = env_creator(name)(**config.run.env)
     try:
         assert env.num_agents >= 1
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("name", ["default", *config_names()])
+def test_no_shipped_toml_repeats_a_default(name: str) -> None:
+    """Defaults live in the dataclasses only; a shipped TOML states what differs from them.
+
+    ([env] is left out: its defaults are the env's, declared by the env's own package.)
+    """
+    path = f"configs/{name}.toml"
+    data = tomllib.loads((files("puffer.cli") / path).read_text())
+    defaults = {
+        "train": TrainConfig(),
+        "policy": PolicyConfig(),
+        "vec": VecConfig(),
+        "sweep": SweepConfig(space=load_config(ENV).sweep.space),
+    }
+    for section, values in data.items():
+        if section == "env":
+            continue
+        repeated = [
+            k
+            for k, v in values.items()
+            if not isinstance(v, dict) and getattr(defaults[section], k) == v
+        ]
+        assert not repeated, f"{path} [{section}] repeats the defaults of {repeated}"
+
+
+def test_sweep_options_are_typed_with_real_none(tmp_path) -> None:
+    config = load_config(ENV)
+    assert config.sweep.max_cost is None and config.sweep.steps_key is None
+    text = config.to_toml()
+    assert "# max_cost: unset (None)" in text and "max_cost =" not in text
+    capped = load_config(
+        ENV, overrides=["--sweep.max-cost", "3600", "--sweep.steps-key", "train.gamma"]
+    )
+    assert capped.sweep.max_cost == 3600.0 and capped.sweep.space.steps_key == "train.gamma"
+    path = tmp_path / "capped.toml"
+    path.write_text(capped.to_toml())
+    assert load_config(ENV, path).sweep.max_cost == 3600.0
+    # A lower layer's value can be unset again from the command line.
+    assert load_config(ENV, path, ["--sweep.max-cost", "none"]).sweep.max_cost is None
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--train.total-timesteps", "-5"],
+            r"--train\.total-timesteps is -5; set it to an int >= 1",
+        ),
+        (["--train.gamma", "nan"], r"--train\.gamma is nan; set it to a finite float in \[0, 1\]"),
+        (["--train.learning-rate", "inf"], r"--train\.learning-rate is inf; .*finite float > 0"),
+        (["--train.device", "gpu"], r"--train\.device is 'gpu'; .*torch device"),
+        (["--train.optimizer", "sgd"], r"--train\.optimizer is 'sgd'; .*among 'muon', 'adam'"),
+        (["--train.run-id", "a/b"], r"--train\.run-id is 'a/b'; .*one directory"),
+        (["--policy.hidden-size", "0"], r"--policy\.hidden-size is 0; set it to an int >= 1"),
+        (["--vec.num-envs", "4"], r"vec\.num_envs is 4 with vec\.backend 'native'"),
+        (["--train.resume"], r"train\.resume is set but train\.run_id is empty"),
+        (["--sweep.max-runs", "0"], r"max_runs: expected >= 1"),
+    ],
+)
+def test_out_of_range_values_name_the_key_and_the_form(args: list[str], expected: str) -> None:
+    with pytest.raises(Exception, match=expected) as raised:
+        load_config(ENV, overrides=args)
+    assert type(raised.value).__name__ in ("ConfigError", "SweepConfigError")
+
+
+def test_file_values_are_checked_with_their_origin(tmp_path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text("[train]\ngamma = nan\n")
+    with pytest.raises(ConfigError, match=r"--train\.gamma \(in .*user\.toml\) is nan"):
+        load_config(ENV, user)
+    user.write_text("[sweep]\nmax_cost = 'big'\n")
+    with pytest.raises(ConfigError, match=r"--sweep\.max-cost \(in .*\) expects a float or none"):
+        load_config(ENV, user)
+
+
+def test_building_the_config_creates_nothing(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config(ENV, overrides=["--train.data-dir", "runs/deep/er"])
+    config.run.train.check_host()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keys_cover_every_section() -> None:
+    rows = {path: (value, kind) for path, value, kind, _ in load_config(ENV).keys()}
+    assert rows[("train", "gamma")] == (0.95, Kind("float"))
+    assert rows[("sweep", "steps_key")] == (None, Kind("str", optional=True))
+    assert rows[("env", "max_steps")][0] == 33

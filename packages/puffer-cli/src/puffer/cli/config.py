@@ -1,17 +1,22 @@
-"""Layered TOML configs: defaults, the env's file, `--config FILE`, then command-line overrides.
+"""Layered configs: typed defaults, the env's TOML, `--config FILE`, then command-line overrides.
 
-The bottom layer is the typed defaults: puffer-train's `TrainConfig`, `PolicyConfig` and
-`VecConfig` field defaults, the env creator's keyword defaults for [env], and the shipped
-`default.toml` on top of them. Each higher layer may only set keys a lower layer defines, with a
-value of the same type (bool, int, float, str or list); the exceptions are [env] in files (a file
-may add keyword arguments the creator accepts through `**kwargs`) and searched parameters in
-[sweep] (a file may declare `[sweep.train.gamma]` for any existing key). The default TOML and one
-TOML per env ship inside this package, in `puffer/cli/configs/`.
+The bottom layer is typed and lives in code, never in TOML: puffer-train's `TrainConfig`,
+`PolicyConfig` and `VecConfig` for [train], [policy] and [vec]; puffer-sweep's `SweepConfig` for
+the [sweep] options (`max_cost` and `steps_key` default to a real None); the env creator's
+keyword defaults for [env]. Each layer above records only the keys it sets, each parsed as the
+key's type and checked (type, range, finiteness) the moment it arrives, with the key, the file
+or flag it came from and the expected form in the message; the sections are built once at the
+end, so the dataclasses run their own checks too.
+
+Layers: the shipped `default.toml` (only the default search space: `[sweep.train.gamma]` tables),
+the env's shipped TOML, `--config FILE`, then `--section.key value` overrides. A layer may only
+set keys that exist, except that a file may add [env] keyword arguments the creator takes through
+`**kwargs`, and a file may declare a searched parameter `[sweep.<section>.<key>]` for any key.
+TOML has no null, so an optional key left out keeps None; `--sweep.max-cost none` unsets one.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import tomllib
@@ -20,21 +25,43 @@ from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import tomli_w
 
-from puffer.cli.overrides import ConfigError, closest, coerce, flag, normalize, parse_overrides
+from puffer.cli.overrides import (
+    ConfigError,
+    Kind,
+    Override,
+    closest,
+    coerce,
+    flag,
+    normalize,
+    parse_overrides,
+)
 from puffer.core import env_creator
+from puffer.sweep import SweepConfig, parse_sweep_config
 from puffer.train.config import Config as RunConfig
-from puffer.train.config import PolicyConfig, TrainConfig, VecConfig
+from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, check_field, field_help
 
 __all__ = ["SECTIONS", "Config", "ConfigError", "config_names", "env_defaults", "load_config"]
 
 SECTIONS = ("env", "vec", "policy", "train", "sweep")
+_TYPED: dict[str, type] = {"vec": VecConfig, "policy": PolicyConfig, "train": TrainConfig}
 _TOML_SCALARS = (bool, int, float, str)
-# [sweep] options whose "unset" TOML cannot express; 0 / "" stand for None (see default.toml).
-_SWEEP_NONE = {"max_cost": 0.0, "steps_key": ""}
+# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables.
+_SWEEP_OPTIONS = {
+    name: Kind.of_hint(hint)
+    for name, hint in get_type_hints(SweepConfig).items()
+    if name != "space"
+}
+
+
+def _kinds(section: type) -> dict[str, Kind]:
+    return {name: Kind.of_hint(hint) for name, hint in get_type_hints(section).items()}
+
+
+_FIELD_KINDS = {name: _kinds(section) for name, section in _TYPED.items()}
 
 
 def _config_dir() -> Traversable:
@@ -94,127 +121,257 @@ def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:
     return defaults
 
 
-def _base_layer(creator: Callable[..., Any]) -> dict[str, dict[str, Any]]:
-    base: dict[str, dict[str, Any]] = {
-        "env": env_defaults(creator),
-        "vec": dataclasses.asdict(VecConfig()),
-        "policy": dataclasses.asdict(PolicyConfig()),
-        "train": dataclasses.asdict(TrainConfig()),
-        "sweep": {},
-    }
-    default = _read(_config_dir() / "default.toml", "default.toml")
-    _merge(base, default, "default.toml", open_paths={("env",), ("sweep",)})
-    return base
-
-
-def _leaves(table: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for key, value in table.items():
-        if isinstance(value, Mapping) and value:
-            yield from _leaves(value, (*prefix, key))
-        else:
-            yield (*prefix, key)
-
-
-def _is_sweep_param(path: tuple[str, ...], root: Mapping[str, Any]) -> bool:
-    """`("sweep", "train", "gamma")` declares a searched parameter when train.gamma exists."""
-    return (
-        len(path) == 3
-        and path[0] == "sweep"
-        and path[1] != "sweep"
-        and path[1] in root
-        and path[2] in root[path[1]]
-    )
-
-
-def _merge(
-    base: dict[str, Any],
-    update: Mapping[str, Any],
-    origin: str,
-    open_paths: set[tuple[str, ...]],
-    root: dict[str, Any] | None = None,
-    prefix: tuple[str, ...] = (),
-) -> None:
-    """Merge `update` into `base` in place, checking every value against the one it replaces.
-
-    `open_paths` are the tables that may gain new keys from this layer.
-    """
-    root = base if root is None else root
-    for key, value in update.items():
-        path = (*prefix, key)
-        where = f"{flag(path)} (in {origin})"
-        if key not in base:
-            if not prefix:
-                raise ConfigError(
-                    f"unknown section [{key}] in {origin}; sections are "
-                    f"{', '.join(SECTIONS)}{closest(key, SECTIONS)}"
-                )
-            if prefix in open_paths or _is_sweep_param(path, root):
-                base[key] = copy.deepcopy(value)
-                continue
-            valid = [flag(p) for p in _leaves(root)]
-            raise ConfigError(f"unknown key {where}{closest(flag(path), valid)}")
-        if isinstance(base[key], dict):
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"{where} must be a table, got {value!r}")
-            _merge(base[key], value, origin, open_paths, root, path)
-        else:
-            base[key] = coerce(value, base[key], where)
-
-
-def _apply_overrides(data: dict[str, Any], args: Sequence[str]) -> None:
-    for override in parse_overrides(args):
-        node: Any = data
-        for depth, part in enumerate(override.path):
-            if not isinstance(node, dict) or part not in node:
-                valid = [flag(p) for p in _leaves(data)]
-                hint = closest(flag(override.path), valid)
-                if depth == 0:
-                    hint += f" (sections are {', '.join(SECTIONS)})"
-                raise ConfigError(f"unknown config key {override.spelled}{hint}")
-            if depth == len(override.path) - 1:
-                node[part] = coerce(override.value, node[part], override.spelled)
-            node = node[part]
-
-
 @dataclass(frozen=True)
 class Config:
-    """A resolved, type-checked config.
+    """A resolved, checked config.
 
     Attributes:
         env_name: The env it is for, as given to `puffer.core.make`.
         run: [train], [policy], [vec] and [env] as puffer-train's typed `Config`.
-        data: The whole resolved config as plain TOML data, [sweep] included.
+        sweep: [sweep] as puffer-sweep's typed `SweepConfig` (options and search space).
+        sweep_params: The searched parameters' spec tables by dotted key (e.g.
+            "train.gamma": {"distribution": "logit", ...}), as `Param.from_spec` read them;
+            kept to print them back.
     """
 
     env_name: str
     run: RunConfig
-    data: dict[str, dict[str, Any]]
+    sweep: SweepConfig
+    sweep_params: dict[str, dict[str, Any]]
 
     def to_toml(self) -> str:
-        """The resolved config as TOML text, which `--config FILE` accepts back."""
-        return tomli_w.dumps(self.data)
+        """The resolved config as TOML text, which `--config FILE` accepts back.
 
-    def sweep_section(self) -> dict[str, Any]:
-        """[sweep] ready for `puffer.sweep.parse_sweep_config` (0 / "" options made None)."""
-        section = copy.deepcopy(self.data["sweep"])
-        for key, unset in _SWEEP_NONE.items():
-            if section.get(key) == unset:
-                section[key] = None
-        return section
+        Every key is written; an unset optional key (None, which TOML cannot hold) is written
+        as a comment.
+        """
+        options = {name: getattr(self.sweep, name) for name in _SWEEP_OPTIONS}
+        tables: list[tuple[str, Mapping[str, Any]]] = [
+            ("env", self.run.env),
+            *((name, dataclasses.asdict(getattr(self.run, name))) for name in _TYPED),
+            ("sweep", options),
+            *((f"sweep.{name}", spec) for name, spec in self.sweep_params.items()),
+        ]
+        lines = [f"# The resolved config of {self.env_name} (puffer config {self.env_name})."]
+        for header, table in tables:
+            lines += ["", f"[{header}]"]
+            for key, value in table.items():
+                if value is None:
+                    lines.append(f"# {key}: unset (None); TOML has no null, so it is left out")
+                else:
+                    lines.append(tomli_w.dumps({key: value}).rstrip("\n"))
+        return "\n".join(lines) + "\n"
+
+    def keys(self) -> Iterator[tuple[tuple[str, str], Any, Kind, str]]:
+        """Every settable key but the parameter tables: `((section, key), value, kind, meaning)`.
+
+        Example:
+            >>> config = load_config("squared")
+            >>> next(row for row in config.keys() if row[0] == ("sweep", "max_cost"))[1:3]
+            (None, Kind(name='float', optional=True, element=None))
+        """
+        for key, value in self.run.env.items():
+            yield ("env", key), value, Kind.of(value), "env constructor keyword"
+        for name, section in _TYPED.items():
+            meanings = field_help(section)
+            for key, kind in _FIELD_KINDS[name].items():
+                yield (name, key), getattr(getattr(self.run, name), key), kind, meanings[key]
+        meanings = _documented_attributes(SweepConfig)
+        for key, kind in _SWEEP_OPTIONS.items():
+            yield ("sweep", key), getattr(self.sweep, key), kind, meanings.get(key, "")
 
     def with_params(self, params: Mapping[str, Any]) -> Config:
         """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion.
 
         Raises:
-            ConfigError: A key is unknown or a value has the wrong type.
+            ConfigError: A key is unknown, or a value has the wrong type or is out of range.
         """
-        data = copy.deepcopy(self.data)
+        changes: dict[str, dict[str, Any]] = {name: {} for name in (*_TYPED, "env")}
         for name, value in params.items():
             section, _, key = name.partition(".")
-            if section not in data or key not in data[section]:
+            kind = _known_kind(section, key, self.run.env)
+            if kind is None:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
-            data[section][key] = coerce(value, data[section][key], f"--{name}")
-        return _build(self.env_name, data)
+            where = flag((section, key))
+            changes[section][key] = _checked(section, key, coerce(value, kind, where), where)
+        run = RunConfig(
+            env={**self.run.env, **changes["env"]},
+            **{
+                name: dataclasses.replace(getattr(self.run, name), **changes[name])
+                for name in _TYPED
+            },
+        )
+        return dataclasses.replace(self, run=run)
+
+
+def _known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
+    """The kind of config key `section.key` (an [env] key is typed by its current value)."""
+    if section in _FIELD_KINDS:
+        return _FIELD_KINDS[section].get(key)
+    if section == "env":
+        return Kind.of(env[key]) if key in env else None
+    return None
+
+
+def _checked(section: str, key: str, value: Any, where: str) -> Any:
+    """Range and finiteness checks of the typed sections ([env] values are the env's to check)."""
+    if section in _TYPED:
+        return check_field(_TYPED[section], key, value, where)
+    return value
+
+
+class _Layers:
+    """The keys each layer sets, typed and checked as they arrive; defaults are never copied."""
+
+    def __init__(self, env_name: str) -> None:
+        self.env_name = env_name
+        self.env = env_defaults(env_creator(env_name))
+        self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+        self.params: dict[str, dict[str, Any]] = {}
+
+    def env_keys(self) -> dict[str, Any]:
+        return {**self.env, **self.values["env"]}
+
+    def kind(self, section: str, key: str) -> Kind | None:
+        if section == "sweep":
+            return _SWEEP_OPTIONS.get(key)
+        return _known_kind(section, key, self.env_keys())
+
+    def valid_flags(self) -> list[str]:
+        flags = [flag((s, k)) for s in _TYPED for k in _FIELD_KINDS[s]]
+        flags += [flag(("env", k)) for k in self.env_keys()]
+        flags += [flag(("sweep", k)) for k in _SWEEP_OPTIONS]
+        flags += [
+            flag(("sweep", *name.split("."), k)) for name, spec in self.params.items() for k in spec
+        ]
+        return flags
+
+    def set(self, section: str, key: str, value: Any, where: str, example: Any) -> None:
+        kind = self.kind(section, key)
+        assert kind is not None  # callers look the key up first
+        self.values[section][key] = _checked(
+            section, key, coerce(value, kind, where, example), where
+        )
+
+    def apply_file(self, data: Mapping[str, Any], origin: str) -> None:
+        for section, table in data.items():
+            if section not in SECTIONS:
+                raise ConfigError(
+                    f"unknown section [{section}] in {origin}; sections are "
+                    f"{', '.join(SECTIONS)}{closest(section, SECTIONS)}"
+                )
+            if not isinstance(table, Mapping):
+                raise ConfigError(f"[{section}] in {origin} must be a table, got {table!r}")
+            for key, value in table.items():
+                where = f"{flag((section, key))} (in {origin})"
+                if section == "sweep" and isinstance(value, Mapping):
+                    for name, spec in _param_tables(key, value, where):
+                        self.add_param(name, spec, origin)
+                elif section == "env" and key not in self.env_keys():
+                    # a keyword the creator takes through **kwargs; the env checks it
+                    self.values["env"][key] = _toml_value(value, where)
+                elif self.kind(section, key) is None:
+                    raise ConfigError(
+                        f"unknown key {where}{closest(flag((section, key)), self.valid_flags())}"
+                    )
+                else:
+                    self.set(section, key, value, where, None)
+
+    def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
+        section, _, key = name.partition(".")
+        where = f"{flag(('sweep', section, key))} (in {origin})"
+        if section not in (*_TYPED, "env") or self.kind(section, key) is None:
+            valid = [flag(("sweep", s, k)) for s in _TYPED for k in _FIELD_KINDS[s]]
+            raise ConfigError(
+                f"unknown key {where}: a searched parameter names a config key as "
+                f"[sweep.<section>.<key>]{closest(flag(('sweep', section, key)), valid)}"
+            )
+        self.params.setdefault(name, {}).update(spec)
+
+    def apply_override(self, override: Override) -> None:
+        path, spelled = override.path, override.spelled
+        section = path[0]
+        if len(path) == 2 and section in SECTIONS and self.kind(section, path[1]) is not None:
+            self.set(section, path[1], override.value, spelled, self._current(section, path[1]))
+            return
+        if section == "sweep" and self._is_param_table(path[1:]):
+            coerce(override.value, Kind("table"), spelled)  # raises: a table is not a value
+        if section == "sweep" and len(path) == 4:
+            spec = self.params.get(f"{path[1]}.{path[2]}", {})
+            if path[3] in spec:
+                old = spec[path[3]]
+                spec[path[3]] = coerce(override.value, Kind.of(old), spelled, old)
+                return
+        hint = closest(flag(path), self.valid_flags())
+        if section not in SECTIONS:
+            hint += f" (sections are {', '.join(SECTIONS)})"
+        raise ConfigError(f"unknown config key {spelled}{hint}")
+
+    def _is_param_table(self, parts: tuple[str, ...]) -> bool:
+        """`("train",)` or `("train", "gamma")` when they hold searched parameter tables."""
+        name = ".".join(parts)
+        return any(p == name or p.startswith(f"{name}.") for p in self.params)
+
+    def _current(self, section: str, key: str) -> Any:
+        if key in self.values[section]:
+            return self.values[section][key]
+        if section == "env":
+            return self.env.get(key)
+        if section == "sweep":
+            return _field_default(SweepConfig, key)
+        return _field_default(_TYPED[section], key)
+
+    def build(self) -> Config:
+        run = RunConfig(
+            env=self.env_keys(),
+            **{name: section(**self.values[name]) for name, section in _TYPED.items()},
+        )
+        sweep = parse_sweep_config({**self.values["sweep"], **self.params})
+        return Config(self.env_name, run, sweep, self.params)
+
+
+def _documented_attributes(cls: type) -> dict[str, str]:
+    """`{name: meaning}` from the `Attributes:` block of a Google-style class docstring."""
+    meanings: dict[str, str] = {}
+    block = (inspect.getdoc(cls) or "").partition("Attributes:\n")[2]
+    for line in block.splitlines():
+        if line and not line.startswith(" "):
+            break  # the next section of the docstring
+        name, colon, text = line.strip().partition(": ")
+        if line.startswith("    ") and not line.startswith("     ") and colon:
+            meanings[name] = text
+        elif meanings and line.strip():
+            last = next(reversed(meanings))
+            meanings[last] += " " + line.strip()
+    return meanings
+
+
+def _field_default(section: type, key: str) -> Any:
+    return next(f.default for f in dataclasses.fields(section) if f.name == key)
+
+
+def _param_tables(
+    key: str, value: Mapping[str, Any], where: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """`("train.gamma", spec)` from `[sweep."train.gamma"]` or `[sweep.train.gamma]`."""
+    if "." in key:
+        yield key, value
+        return
+    for name, spec in value.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigError(
+                f"{where}.{name} is {spec!r}; a searched parameter is a table like "
+                f"[sweep.{key}.{name}] with distribution, min and max"
+            )
+        yield f"{key}.{name}", spec
+
+
+def _toml_value(value: Any, where: str) -> Any:
+    if isinstance(value, Mapping):
+        raise ConfigError(
+            f"{where} is a table; env keyword arguments are bool, int, float, str or list values"
+        )
+    return value
 
 
 def load_config(
@@ -223,6 +380,8 @@ def load_config(
     overrides: Sequence[str] = (),
 ) -> Config:
     """Resolve the config of `env_name`: defaults, env TOML, `config_file`, then `overrides`.
+
+    Checks every value (type, range, finiteness) on the way; creates nothing.
 
     Args:
         env_name: A registered env name; its shipped TOML is used when there is one.
@@ -235,30 +394,22 @@ def load_config(
     Raises:
         EnvNotFoundError: No env is registered as `env_name`; the message lists close names.
         ConfigError: Unknown section or key (with the closest valid key), or a value of the
-            wrong type (naming the expected type).
+            wrong type or out of range (naming the expected form).
+        SweepConfigError: A searched parameter's spec or a [sweep] option puffer-sweep refuses.
 
     Example:
         >>> config = load_config("squared", overrides=["--train.learning-rate", "3e-4"])
-        >>> config.run.train.learning_rate
-        0.0003
+        >>> config.run.train.learning_rate, config.sweep.max_cost
+        (0.0003, None)
     """
-    data = _base_layer(env_creator(env_name))
+    layers = _Layers(env_name)
+    layers.apply_file(_read(_config_dir() / "default.toml", "default.toml"), "default.toml")
     env_file = _config_dir() / f"{env_name}.toml"
     if env_file.is_file():
-        layer = _read(env_file, f"{env_name}.toml")
-        _merge(data, layer, f"{env_name}.toml", open_paths={("env",)})
+        layers.apply_file(_read(env_file, f"{env_name}.toml"), f"{env_name}.toml")
     if config_file is not None:
         path = Path(config_file)
-        _merge(data, _read(path, str(path)), str(path), open_paths={("env",)})
-    _apply_overrides(data, overrides)
-    return _build(env_name, data)
-
-
-def _build(env_name: str, data: dict[str, Any]) -> Config:
-    run = RunConfig(
-        train=TrainConfig(**data["train"]),
-        policy=PolicyConfig(**data["policy"]),
-        vec=VecConfig(**data["vec"]),
-        env=dict(data["env"]),
-    )
-    return Config(env_name=env_name, run=run, data=data)
+        layers.apply_file(_read(path, str(path)), str(path))
+    for override in parse_overrides(overrides):
+        layers.apply_override(override)
+    return layers.build()

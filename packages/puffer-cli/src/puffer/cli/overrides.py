@@ -2,22 +2,27 @@
 
 An override names a path into the config (`--train.learning-rate 3e-4`, `--vec.backend=serial`,
 `--sweep.train.learning-rate.max 0.1`). Hyphens and underscores are the same character in keys.
-Each value is parsed as the type of the value it replaces: bool, int, float, str or list. A bool
-override may leave out its value (`--train.compile` means true).
+Each value is parsed as the key's `Kind` (from its dataclass field's type, or from the value it
+replaces): bool, int, float, str or list; `none` where the key may be unset. A bool override may
+leave out its value (`--train.anneal-lr` means true). `ConfigError` is puffer-train's: the same
+error whether a bad value comes from a TOML file, the command line or Python.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
-from puffer.core import PufferError
+from puffer.train.config import ConfigError
 
 __all__ = [
     "ConfigError",
+    "Kind",
     "Override",
     "closest",
     "coerce",
@@ -29,10 +34,6 @@ __all__ = [
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
-
-
-class ConfigError(PufferError):
-    """A config file or override names an unknown key or gives a value of the wrong type."""
 
 
 @dataclass(frozen=True)
@@ -114,57 +115,107 @@ def _is_option(token: str) -> bool:
     return token.startswith("--")
 
 
+@dataclass(frozen=True)
+class Kind:
+    """The form a config value takes, and so how command-line text is parsed into it.
+
+    Attributes:
+        name: "bool", "int", "float", "str", "list" or "table".
+        optional: None is a value too (typed `X | None`); the command line spells it `none`.
+        element: The kind of a list's items, when known.
+    """
+
+    name: str
+    optional: bool = False
+    element: Kind | None = None
+
+    @classmethod
+    def of(cls, value: Any) -> Kind:
+        """The kind of a sample value, e.g. an env constructor's default.
+
+        Example:
+            >>> Kind.of([64, 64])
+            Kind(name='list', optional=False, element=Kind(name='int', optional=False, element=None))
+        """
+        if isinstance(value, bool):
+            return cls("bool")
+        if isinstance(value, Mapping):
+            return cls("table")
+        if isinstance(value, list):
+            return cls("list", element=cls.of(value[0]) if value else None)
+        return cls(type(value).__name__)
+
+    @classmethod
+    def of_hint(cls, hint: Any) -> Kind:
+        """The kind of a dataclass field's resolved type hint: `float`, `str | None`,
+        `Literal["a", "b"]` (a str) or `list[int]`.
+
+        Example:
+            >>> Kind.of_hint(float | None)
+            Kind(name='float', optional=True, element=None)
+        """
+        args = [arg for arg in get_args(hint) if arg is not type(None)]
+        if get_origin(hint) in (Union, UnionType):
+            return dataclasses.replace(cls.of_hint(args[0]), optional=True)
+        if get_origin(hint) is Literal:
+            return cls.of(args[0])
+        if get_origin(hint) is list:
+            return cls("list", element=cls.of_hint(args[0]) if args else None)
+        return cls("bool" if hint is bool else hint.__name__)
+
+    def __str__(self) -> str:
+        return self.name + (" or none" if self.optional else "")
+
+
 def type_name(value: Any) -> str:
-    """The config type of a default value: bool, int, float, str, list or table."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, dict):
-        return "table"
-    return type(value).__name__
+    """The config type of a value: bool, int, float, str, list or table (none for None)."""
+    return "none" if value is None else Kind.of(value).name
 
 
-def coerce(value: Any, default: Any, where: str) -> Any:
-    """Convert `value` (text from the command line, or a TOML value) to the type of `default`.
+def coerce(value: Any, kind: Kind, where: str, example: Any = None) -> Any:
+    """Convert `value` (text from the command line, or a TOML value) to `kind`.
 
     Args:
         value: The new value; a str from the command line, any TOML value from a file, or None
             for a bare flag.
-        default: The value it replaces; its type is the expected type.
+        kind: The expected form.
         where: Names the key and its origin for messages, e.g. "--train.learning-rate".
+        example: A valid value shown in messages (usually the default).
 
     Returns:
-        The value as `type(default)`; ints are accepted for floats, and integral floats (`1e6`)
-        for ints.
+        The value as `kind`; ints are accepted for floats, integral floats (`1e6`) for ints, and
+        the text `none` for None where `kind.optional`.
 
     Raises:
-        ConfigError: The value does not parse as the expected type; the message names both.
+        ConfigError: The value does not parse as `kind`; the message names both.
 
     Example:
-        >>> coerce("1e6", 10, "--train.total-timesteps")
+        >>> coerce("1e6", Kind("int"), "--train.total-timesteps")
         1000000
-        >>> coerce("[64, 64]", [128], "--policy.hidden")
+        >>> coerce("[64, 64]", Kind("list", element=Kind("int")), "--policy.hidden")
         [64, 64]
     """
-    expected = type_name(default)
+    expected = kind.name
+    hint = f" (e.g. {where} {_example(example)})" if example is not None else ""
     if expected == "table":
         raise ConfigError(
-            f"{where} is a table, not a value; set its keys instead "
-            f"(e.g. {where}.{next(iter(default), 'key')} ...)"
+            f"{where} is a table, not a value; set its keys instead (e.g. {where}.KEY)"
         )
     if value is None:
         if expected == "bool":
             return True
-        raise ConfigError(f"{where} needs a value of type {expected}; e.g. {where} {default!r}")
+        raise ConfigError(f"{where} needs a value of type {kind}{hint}")
     text = isinstance(value, str)
+    if kind.optional and text and value.strip().lower() == "none":
+        return None
     converted = _CONVERTERS[expected](value, text)
     if converted is _INVALID:
         got = repr(value) if text else f"{value!r} ({type_name(value)})"
-        raise ConfigError(
-            f"{where} expects {_ARTICLE[expected]} {expected} (like {_example(default)}), got {got}"
-        )
-    if expected == "list" and default:
-        element = default[0]
-        converted = [coerce(item, element, f"{where}[{i}]") for i, item in enumerate(converted)]
+        raise ConfigError(f"{where} expects {_ARTICLE[expected]} {kind}, got {got}{hint}")
+    if expected == "list" and kind.element is not None:
+        converted = [
+            coerce(item, kind.element, f"{where}[{i}]") for i, item in enumerate(converted)
+        ]
     return converted
 
 
@@ -172,12 +223,12 @@ _INVALID = object()
 _ARTICLE = {"bool": "a", "int": "an", "float": "a", "str": "a", "list": "a"}
 
 
-def _example(default: Any) -> str:
-    if isinstance(default, bool):
-        return "true or false"
-    if isinstance(default, str):
-        return repr(default)
-    return str(default)
+def _example(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 def _to_bool(value: Any, text: bool) -> Any:

@@ -1,88 +1,315 @@
 """Typed configuration: one dataclass per TOML section, plus the sizes derived from them.
 
-Every field carries a one-line meaning in its metadata (`field_help(cls)` lists them), which the
-CLI turns into `--help`. Derived sizes (segments, minibatches, epochs) are computed once, in
-`Sizes.derive`, and validated there with the numbers in the message.
+These dataclasses are the one source of defaults: the CLI layers TOML files and `--section.key`
+overrides over them and writes no default of its own. Every field carries a one-line meaning
+(`field_help(cls)` lists them, the CLI turns them into `--help`) and, where its type is not
+enough, the range or choices it must fall in. A section checks every value when it is built
+(`TrainConfig(learning_rate="fast")` raises `ConfigError` naming the key, the value and the
+expected form), so a bad value stops a run before any env or directory exists. What depends on
+the machine (the device, a writable `data_dir`) is checked by `TrainConfig.check_host`, which
+creates nothing. Derived sizes (segments, minibatches, epochs) need the env's agent count; they
+are computed once, in `Sizes.derive`, and validated there with the numbers in the message.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import numbers
+import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, get_type_hints
 
 from puffer.core import APIUsageError
+from puffer.vector import BACKENDS
 
-__all__ = ["Config", "PolicyConfig", "Sizes", "TrainConfig", "VecConfig", "field_help"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "PolicyConfig",
+    "Sizes",
+    "TrainConfig",
+    "VecConfig",
+    "check_field",
+    "field_help",
+]
 
 
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+class ConfigError(APIUsageError):
+    """A config value of the wrong type or out of range, or an unknown key; the message names
+    the key, the value and the expected form."""
+
+
+@dataclass(frozen=True)
+class _Check:
+    """A condition on a field's value beyond its type; `text` reads after the type's name."""
+
+    test: Callable[[Any], bool]
+    text: str
+
+
+def _at_least(low: float) -> _Check:
+    return _Check(lambda v: v >= low, f">= {low}")
+
+
+def _above(low: float) -> _Check:
+    return _Check(lambda v: v > low, f"> {low}")
+
+
+def _within(low: float, high: float, *, high_open: bool = False) -> _Check:
+    if high_open:
+        return _Check(lambda v: low <= v < high, f"in [{low}, {high})")
+    return _Check(lambda v: low <= v <= high, f"in [{low}, {high}]")
+
+
+def _one_of(*choices: str) -> _Check:
+    return _Check(lambda v: v in choices, "among " + ", ".join(map(repr, choices)))
+
+
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+_ANY_DEVICE = _Check(lambda v: _DEVICE.fullmatch(v) is not None, "naming a torch device")
+# A run id is one directory level under <data_dir>/<env>/; a separator would escape or nest it.
+_DIR_NAME = _Check(
+    lambda v: not re.search(r"[/\\]", v) and v not in (".", ".."), "naming one directory (no '/')"
+)
+_NON_EMPTY = _Check(bool, "that is not empty")
+
+
+def _f(default: Any, help: str, check: _Check | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "check": check})
+
+
+_TYPE_WORDS = {bool: "true or false", int: "an int", float: "a finite float", str: "a string"}
+
+
+def _typed(kind: type, value: Any) -> tuple[bool, Any]:
+    """`(True, value as kind)` when `value` is of `kind` (ints pass as floats), else (False, _)."""
+    if isinstance(value, bool) or kind is bool:
+        return (kind is bool and isinstance(value, bool)), value
+    if kind is int and isinstance(value, numbers.Integral):
+        return True, int(value)
+    if kind is float and isinstance(value, numbers.Real):
+        return math.isfinite(value), float(value)
+    return isinstance(value, kind), value
+
+
+@functools.cache
+def _kinds(section: type) -> dict[str, type]:
+    return get_type_hints(section)
+
+
+def check_field(section: type, name: str, value: Any, where: str | None = None) -> Any:
+    """Check one value for field `name` of the config dataclass `section`.
+
+    Args:
+        section: `TrainConfig`, `PolicyConfig` or `VecConfig`.
+        name: a field of it.
+        value: the candidate value; numpy scalars and ints (for float fields) are accepted.
+        where: names the key in the message; default `Section.name`, the CLI passes its flag.
+
+    Returns:
+        the value as the field stores it (int, float, bool or str).
+
+    Raises:
+        ConfigError: wrong type, not finite, or out of range; the message names the key, the
+            value, the expected form, the field's meaning and its default.
+
+    Example:
+        >>> check_field(TrainConfig, "gamma", 1)
+        1.0
+        >>> check_field(TrainConfig, "gamma", 1.5)
+        Traceback (most recent call last):
+        ...
+        puffer.train.config.ConfigError: TrainConfig.gamma is 1.5; set it to a finite float in [0, 1] (discount factor); default 0.995
+    """
+    spec = {f.name: f for f in dataclasses.fields(section)}[name]
+    kind = _kinds(section)[name]
+    check: _Check | None = spec.metadata.get("check")
+    ok, typed = _typed(kind, value)
+    if ok and (check is None or check.test(typed)):
+        return typed
+    form = _TYPE_WORDS[kind] + (f" {check.text}" if check is not None else "")
+    raise ConfigError(
+        f"{where or f'{section.__name__}.{name}'} is {value!r}; set it to {form} "
+        f"({spec.metadata['help']}); default {spec.default!r}"
+    )
+
+
+class _Checked:
+    """Mixin: `__post_init__` checks every field with `check_field`, then `_check_together`."""
+
+    def __post_init__(self) -> None:
+        for spec in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = check_field(type(self), spec.name, getattr(self, spec.name))
+            object.__setattr__(self, spec.name, value)
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """Conditions across fields; none by default."""
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(_Checked):
     """The `[train]` section: PPO, the puff advantage, replay, optimizer and bookkeeping."""
 
-    seed: int = _f(42, "seed of torch, numpy and env resets (rank r of DDP uses seed + r)")
-    device: str = _f("auto", "'cpu', 'cuda', 'cuda:N', or 'auto' (cuda when available)")
-    torch_threads: int = _f(1, "torch intra-op threads (1 leaves the other core to the envs)")
-    total_timesteps: int = _f(10_000_000, "agent steps to train for")
-    batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon")
-    horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)")
-    minibatch_size: int = _f(8192, "agent steps per minibatch; a multiple of horizon")
-    update_epochs: int = _f(1, "passes over the batch per epoch (minibatches sampled with replay)")
-    gamma: float = _f(0.995, "discount factor")
-    gae_lambda: float = _f(0.90, "GAE lambda")
-    vtrace_rho_clip: float = _f(1.0, "V-trace rho-bar: clip of the importance ratio in delta")
-    vtrace_c_clip: float = _f(1.0, "V-trace c-bar: clip of the importance ratio in the trace")
-    prio_alpha: float = _f(0.8, "segment priority exponent alpha; 0 samples segments uniformly")
-    prio_beta0: float = _f(0.2, "importance-weight exponent beta at the start, annealed to 1")
-    clip_coef: float = _f(0.2, "PPO ratio clip")
-    vf_clip_coef: float = _f(0.2, "value clip around the rollout value")
-    vf_coef: float = _f(2.0, "value-loss weight")
-    ent_coef: float = _f(0.001, "entropy-bonus weight")
-    max_grad_norm: float = _f(1.5, "global gradient-norm clip")
-    optimizer: str = _f("muon", "'muon' (Muon on hidden 2-D weights, AdamW on the rest) or 'adam'")
-    learning_rate: float = _f(0.015, "peak learning rate")
+    seed: int = _f(
+        42, "seed of torch, numpy and env resets (rank r of DDP uses seed + r)", _at_least(0)
+    )
+    device: str = _f(
+        "auto", "'cpu', 'cuda', 'cuda:N', or 'auto' (cuda when available)", _ANY_DEVICE
+    )
+    torch_threads: int = _f(
+        1,
+        "torch intra-op threads (1 leaves the other core to the envs; 0 keeps torch's default)",
+        _at_least(0),
+    )
+    total_timesteps: int = _f(10_000_000, "agent steps to train for", _at_least(1))
+    batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon", _at_least(0))
+    horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)", _at_least(1))
+    minibatch_size: int = _f(8192, "agent steps per minibatch; a multiple of horizon", _at_least(1))
+    update_epochs: int = _f(
+        1, "passes over the batch per epoch (minibatches sampled with replay)", _at_least(1)
+    )
+    gamma: float = _f(0.995, "discount factor", _within(0, 1))
+    gae_lambda: float = _f(0.90, "GAE lambda", _within(0, 1))
+    vtrace_rho_clip: float = _f(
+        1.0, "V-trace rho-bar: clip of the importance ratio in delta", _above(0)
+    )
+    vtrace_c_clip: float = _f(
+        1.0, "V-trace c-bar: clip of the importance ratio in the trace", _above(0)
+    )
+    prio_alpha: float = _f(
+        0.8, "segment priority exponent alpha; 0 samples segments uniformly", _at_least(0)
+    )
+    prio_beta0: float = _f(
+        0.2, "importance-weight exponent beta at the start, annealed to 1", _within(0, 1)
+    )
+    clip_coef: float = _f(0.2, "PPO ratio clip", _above(0))
+    vf_clip_coef: float = _f(0.2, "value clip around the rollout value", _above(0))
+    vf_coef: float = _f(2.0, "value-loss weight", _at_least(0))
+    ent_coef: float = _f(0.001, "entropy-bonus weight", _at_least(0))
+    max_grad_norm: float = _f(1.5, "global gradient-norm clip", _above(0))
+    optimizer: str = _f(
+        "muon",
+        "'muon' (Muon on hidden 2-D weights, AdamW on the rest) or 'adam'",
+        _one_of("muon", "adam"),
+    )
+    learning_rate: float = _f(0.015, "peak learning rate", _above(0))
     anneal_lr: bool = _f(True, "cosine-decay the learning rate to 0 over training")
-    adam_beta1: float = _f(0.95, "Adam/AdamW beta1")
-    adam_beta2: float = _f(0.999, "Adam/AdamW beta2")
-    adam_eps: float = _f(1e-12, "Adam/AdamW epsilon")
-    muon_momentum: float = _f(0.95, "Muon momentum")
-    weight_decay: float = _f(0.0, "decoupled weight decay (Muon and AdamW)")
-    data_dir: str = _f("experiments", "root of run directories: <data_dir>/<env>/<run_id>/")
-    run_id: str = _f("", "run directory name; empty makes a fresh time-stamped id")
+    adam_beta1: float = _f(0.95, "Adam/AdamW beta1", _within(0, 1, high_open=True))
+    adam_beta2: float = _f(0.999, "Adam/AdamW beta2", _within(0, 1, high_open=True))
+    adam_eps: float = _f(1e-12, "Adam/AdamW epsilon", _above(0))
+    muon_momentum: float = _f(0.95, "Muon momentum", _within(0, 1, high_open=True))
+    weight_decay: float = _f(0.0, "decoupled weight decay (Muon and AdamW)", _at_least(0))
+    data_dir: str = _f(
+        "experiments", "root of run directories: <data_dir>/<env>/<run_id>/", _NON_EMPTY
+    )
+    run_id: str = _f("", "run directory name; empty makes a fresh time-stamped id", _DIR_NAME)
     checkpoint_interval: int = _f(
-        50, "epochs between checkpoints (one is always written at the end)"
+        50, "epochs between checkpoints; 0: only the one always written at the end", _at_least(0)
     )
     resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
 
+    def _check_together(self) -> None:
+        if self.resume and not self.run_id:
+            raise ConfigError(
+                "train.resume is set but train.run_id is empty; set run_id to the run to "
+                "continue (a directory under <data_dir>/<env>/)"
+            )
+
+    def check_host(self) -> None:
+        """Check what depends on this machine, creating nothing.
+
+        `device` must exist here (a 'cuda' device needs a visible GPU with that index) and
+        `data_dir` must be creatable and writable: it, or its nearest existing parent, is a
+        writable directory.
+
+        Raises:
+            ConfigError: naming the key, the value and what to use instead.
+        """
+        if self.device.startswith("cuda"):
+            import torch  # only here: building a config should not need torch
+
+            index = int(self.device.partition(":")[2] or 0)
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if index >= count:
+                raise ConfigError(
+                    f"train.device is {self.device!r} but this machine has {count} visible "
+                    "CUDA device(s); use 'cpu', or 'auto' (cuda when available)"
+                )
+        path = Path(self.data_dir).absolute()
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        problem = None
+        if not existing.is_dir():
+            problem = f"{existing} is not a directory"
+        elif not os.access(existing, os.W_OK | os.X_OK):
+            problem = f"{existing} is not writable"
+        if problem:
+            raise ConfigError(
+                f"train.data_dir is {self.data_dir!r}, where runs cannot be written: {problem}; "
+                "point it at a writable directory"
+            )
+
 
 @dataclass
-class PolicyConfig:
+class PolicyConfig(_Checked):
     """The `[policy]` section: which network maps observations to actions and values."""
 
-    encoder: str = _f("mlp", "'mlp', 'nature_cnn' or 'impala' (the last two for image obs)")
-    hidden_size: int = _f(128, "width of the encoder output and the recurrent core")
-    num_layers: int = _f(0, "hidden Linear+GELU layers after the first in the MLP encoder")
-    recurrent: str = _f("none", "'none', 'lstm' or 'mingru'")
-    mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'")
-    cnn_channels: int = _f(32, "base channel count of the CNN encoders")
+    encoder: str = _f(
+        "mlp",
+        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs)",
+        _one_of("mlp", "nature_cnn", "impala"),
+    )
+    hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
+    num_layers: int = _f(
+        0, "hidden Linear+GELU layers after the first in the MLP encoder", _at_least(0)
+    )
+    recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
+    mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'", _at_least(1))
+    cnn_channels: int = _f(32, "base channel count of the CNN encoders", _at_least(1))
 
 
 @dataclass
-class VecConfig:
+class VecConfig(_Checked):
     """The `[vec]` section: how `train(env_name, ...)` vectorizes the env."""
 
-    backend: str = _f("native", "'native' (the env itself), 'serial', 'multiprocessing' or 'ray'")
-    num_envs: int = _f(1, "env instances (each may hold many agents)")
-    num_workers: int = _f(1, "worker processes (or Ray actors), each owning num_envs/num_workers")
+    backend: str = _f(
+        "native",
+        "'native' (the env itself), 'serial', 'multiprocessing' or 'ray'",
+        _one_of("native", *BACKENDS),
+    )
+    num_envs: int = _f(1, "env instances (each may hold many agents)", _at_least(1))
+    num_workers: int = _f(
+        1, "worker processes (or Ray actors), each owning num_envs/num_workers", _at_least(1)
+    )
     batch_size: int = _f(
-        0, "envs per recv(); 0 means num_envs (synchronous), fewer is EnvPool-style async"
+        0,
+        "envs per recv(); 0 means num_envs (synchronous), fewer is EnvPool-style async",
+        _at_least(0),
     )
     zero_copy: bool = _f(True, "async batches are fixed worker groups returned as views")
+
+    def _check_together(self) -> None:
+        if self.backend != "native":
+            return
+        if self.num_envs != 1:
+            raise ConfigError(
+                f"vec.num_envs is {self.num_envs} with vec.backend 'native'; a native env is one "
+                "object (give it its own agent count in [env]) or use backend 'serial' / "
+                "'multiprocessing' / 'ray'"
+            )
+        if self.batch_size not in (0, 1):
+            raise ConfigError(
+                f"vec.batch_size is {self.batch_size} with vec.backend 'native'; async batches "
+                "need a vectorizer: use backend 'serial' / 'multiprocessing' / 'ray'"
+            )
+
+
+_SECTIONS: dict[str, type] = {"train": TrainConfig, "policy": PolicyConfig, "vec": VecConfig}
 
 
 @dataclass
@@ -94,21 +321,37 @@ class Config:
     vec: VecConfig = field(default_factory=VecConfig)
     env: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for name, section in _SECTIONS.items():
+            if not isinstance(getattr(self, name), section):
+                raise ConfigError(
+                    f"Config.{name} is {getattr(self, name)!r}; pass a {section.__name__}(...) "
+                    "(or build the whole config with Config.from_dict)"
+                )
+        if not isinstance(self.env, dict) or not all(isinstance(k, str) for k in self.env):
+            raise ConfigError(
+                f"Config.env is {self.env!r}; pass a dict of the env constructor's keyword "
+                "arguments"
+            )
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready nested dict (what the run directory stores)."""
+        """A JSON-ready nested dict (what the run directory and checkpoints store)."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Config:
-        """Inverse of `to_dict`; unknown keys raise `APIUsageError` naming them."""
-        sections = {"train": TrainConfig, "policy": PolicyConfig, "vec": VecConfig}
+        """Inverse of `to_dict`, checked like the constructors.
+
+        Raises:
+            ConfigError: an unknown key (naming it and the known ones) or a bad value.
+        """
         kwargs: dict[str, Any] = {"env": dict(data.get("env", {}))}
-        for name, section in sections.items():
+        for name, section in _SECTIONS.items():
             values = dict(data.get(name, {}))
             known = {f.name for f in dataclasses.fields(section)}
             unknown = sorted(set(values) - known)
             if unknown:
-                raise APIUsageError(
+                raise ConfigError(
                     f"config section [{name}] has unknown keys {unknown}; known keys: "
                     f"{sorted(known)}"
                 )
@@ -150,33 +393,29 @@ class Sizes:
         """Compute and check every derived size; `world_size` ranks share total_timesteps.
 
         Raises:
-            APIUsageError: a size does not divide another; the message shows both numbers.
+            ConfigError: a size does not divide another; the message shows both numbers.
         """
         horizon = train.horizon
         batch_size = train.batch_size or num_agents * horizon
-        if horizon < 1:
-            raise APIUsageError(f"train.horizon is {horizon}; it must be >= 1")
         if batch_size % (num_agents * horizon):
-            raise APIUsageError(
+            raise ConfigError(
                 f"train.batch_size {batch_size} is not a multiple of num_agents * horizon = "
                 f"{num_agents} * {horizon} = {num_agents * horizon}; set it to a multiple "
                 "(or 0 for one segment per agent)"
             )
         minibatch_size = min(train.minibatch_size, batch_size)
         if minibatch_size % horizon:
-            raise APIUsageError(
+            raise ConfigError(
                 f"train.minibatch_size {minibatch_size} is not a multiple of horizon {horizon}"
             )
         segments = batch_size // horizon
         minibatch_segments = minibatch_size // horizon
         if segments % minibatch_segments:
-            raise APIUsageError(
+            raise ConfigError(
                 f"segments per epoch {segments} (batch_size {batch_size} / horizon {horizon}) is "
                 f"not a multiple of segments per minibatch {minibatch_segments} (minibatch_size "
                 f"{minibatch_size} / horizon {horizon}); pick sizes that divide"
             )
-        if train.update_epochs < 1:
-            raise APIUsageError(f"train.update_epochs is {train.update_epochs}; it must be >= 1")
         return cls(
             num_agents=num_agents,
             horizon=horizon,

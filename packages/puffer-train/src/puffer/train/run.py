@@ -116,6 +116,7 @@ def train(
     """
     config = config or Config()
     cfg = config.train
+    cfg.check_host()  # a missing GPU or an unwritable data_dir fails before any env exists
     distributed.init_from_env(cfg.device)
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)

@@ -1,4 +1,9 @@
-"""Pieces every subcommand shares: override-taking settings, error reporting, env lookup."""
+"""Pieces every subcommand shares: override-taking settings, error reporting, env lookup.
+
+Bad input (an unknown env or key, a value of the wrong type or out of range, a device this
+machine lacks, an unwritable data dir) ends the command with one line on stderr, `error: ...`
+naming the key, the value and the fix, and exit status 2, before anything is built or written.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from puffer.cli.config import Config, config_names, load_config
 from puffer.core import EnvNotFoundError, PufferError, registered_envs
@@ -33,8 +39,6 @@ CONFIG_OPTION = typer.Option(
     None,
     "--config",
     help="A TOML file layered over the env's shipped config (same sections and keys).",
-    exists=True,
-    dir_okay=False,
 )
 
 OVERRIDES_EPILOG = (
@@ -46,11 +50,17 @@ OVERRIDES_EPILOG = (
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Turn puffer's user-facing errors into a red message and exit status 2."""
+    """Turn puffer's user-facing errors into one `error: ...` line on stderr and exit status 2.
+
+    The message is printed as plain text (not rich markup, which would eat `[train]`), on one
+    line (a multi-line message is joined with "; ").
+    """
     try:
         yield
     except (PufferError, SweepError) as error:
-        err_console.print(f"[bold red]error:[/bold red] {error}", soft_wrap=True)
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        message = Text.assemble(("error:", "bold red"), " ", "; ".join(lines))
+        err_console.print(message, soft_wrap=True)
         raise typer.Exit(2) from error
 
 
@@ -58,12 +68,28 @@ def _known_env_error(name: str, error: EnvNotFoundError) -> EnvNotFoundError:
     """The registry's error plus the puffer envs closest to `name` (always some)."""
     names = sorted(set(registered_envs()) | set(config_names()))
     close = difflib.get_close_matches(name, names, n=5, cutoff=0.3) or names
-    return EnvNotFoundError(f"{error}\nclosest puffer envs: {', '.join(close)}")
+    return EnvNotFoundError(f"{error}; closest puffer envs: {', '.join(close)}")
 
 
-def resolve_config(env: str, config_file: Path | None, args: list[str]) -> Config:
-    """`load_config` for a subcommand, with an env-not-found message that lists close envs."""
+def resolve_config(
+    env: str, config_file: Path | None, args: list[str], *, host: bool = False
+) -> Config:
+    """`load_config` for a subcommand, with an env-not-found message that lists close envs.
+
+    Args:
+        env: The env name argument.
+        config_file: `--config FILE`, if given.
+        args: The `--section.key value` tokens.
+        host: Also check what depends on this machine (`TrainConfig.check_host`: the device
+            exists, `train.data_dir` is writable); the commands that train set it.
+
+    Raises:
+        EnvNotFoundError, ConfigError, SweepConfigError: bad input, before anything is created.
+    """
     try:
-        return load_config(env, config_file, args)
+        resolved = load_config(env, config_file, args)
     except EnvNotFoundError as error:
         raise _known_env_error(env, error) from error
+    if host:
+        resolved.run.train.check_host()
+    return resolved

@@ -9,6 +9,7 @@ import typer
 from gymnasium import spaces
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from puffer.cli.commands._common import (
     CONFIG_OPTION,
@@ -19,9 +20,8 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.cli.config import config_names
-from puffer.cli.overrides import flag, type_name
+from puffer.cli.overrides import flag
 from puffer.core import ENTRY_POINT_GROUP, make
-from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, field_help
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
 
@@ -62,7 +62,7 @@ def list_envs() -> None:
         try:
             env = make(ep.name)
         except Exception as error:  # a broken plugin must not hide the others
-            row = (f"[red]cannot build: {error}[/red]", "", "")
+            row = (Text(f"cannot build: {error}", style="red"), "", "")
         else:
             row = (
                 describe_space(env.single_observation_space),
@@ -93,19 +93,12 @@ def show_config(
     if not keys:
         typer.echo(resolved.to_toml(), nl=False)
         return
-    meanings = {
-        section: field_help(cls)
-        for section, cls in (("train", TrainConfig), ("policy", PolicyConfig), ("vec", VecConfig))
-    }
     table = Table(title=f"config keys of {env}")
     for column in ("flag", "value", "type", "meaning"):
         table.add_column(column)
-    for section, values in resolved.data.items():
-        for key, value in values.items():
-            if isinstance(value, dict):  # searched parameters: see `puffer config ENV`
-                continue
-            meaning = meanings.get(section, {}).get(key, "")
-            table.add_row(flag((section, key)), repr(value), type_name(value), meaning)
+    for path, value, kind, meaning in resolved.keys():
+        shown = "unset" if value is None else repr(value)
+        table.add_row(flag(path), shown, str(kind), Text(meaning))
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)
 

@@ -33,7 +33,6 @@ from puffer.sweep import (
     SerialRunner,
     SweepEvent,
     SweepSummary,
-    parse_sweep_config,
     run_sweep,
 )
 from puffer.train import train as run_training
@@ -78,7 +77,7 @@ def train_objective(
     Raises:
         ValueError: The env never reported the metric (the sweep records a failed run).
     """
-    metric = base.data["sweep"]["metric"]
+    metric = base.sweep.metric
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
     curve = CurveSink(metric)
@@ -139,8 +138,8 @@ def sweep(
 ) -> None:
     """Search the [sweep] hyperparameters of ENV: train each suggestion, log it, rank them."""
     with reported_errors():
-        resolved = resolve_config(env, config, ctx.args)
-        sweep_config = parse_sweep_config(resolved.sweep_section())
+        resolved = resolve_config(env, config, ctx.args, host=True)
+        sweep_config = resolved.sweep
         name = name or time.strftime("%Y%m%d-%H%M%S")
         sweep_dir = Path(resolved.run.train.data_dir) / env.replace("/", "_") / f"sweep-{name}"
         sweep_dir.mkdir(parents=True, exist_ok=True)

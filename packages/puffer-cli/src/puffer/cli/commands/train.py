@@ -39,7 +39,7 @@ def train(
     # Under torchrun every rank runs this command; only rank 0 talks and writes files.
     main_rank = int(os.environ.get("RANK", "0")) == 0
     with reported_errors():
-        resolved = resolve_config(env, config, ctx.args)
+        resolved = resolve_config(env, config, ctx.args, host=True)
         device = resolve_device(resolved.run.train.device)
         if main_rank:
             console.print(

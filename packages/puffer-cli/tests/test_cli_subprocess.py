@@ -11,6 +11,8 @@ from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
+import pytest
+import torch
 
 # The console script when installed, else the module (same code path: puffer.cli.main:main).
 _SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
@@ -64,6 +66,40 @@ def test_errors_exit_nonzero_with_a_suggestion(tmp_path: Path) -> None:
     assert typo.returncode == 2
     assert "did you mean --train.learning-rate" in typo.stderr
     assert not (tmp_path / "experiments").exists()
+
+
+# Without a GPU, "cuda" is the case; with one, a device index no machine has.
+_NO_SUCH_DEVICE = "cuda:99" if torch.cuda.is_available() else "cuda"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--train.learning-rate", "fast"], "--train.learning-rate expects a float, got 'fast'"),
+        (["--train.total-timesteps", "-5"], "--train.total-timesteps is -5; set it to an int >= 1"),
+        (["--train.gamma", "nan"], "--train.gamma is nan; set it to a finite float in [0, 1]"),
+        (["--train.device", _NO_SUCH_DEVICE], f"train.device is '{_NO_SUCH_DEVICE}' but"),
+        (["--train.data-dir", "{blocker}/runs"], "is not a directory; point it at a writable"),
+        (["--config", "{bad_toml}"], "unknown section [trainer] in"),
+    ],
+    ids=["type", "range", "nan", "device", "data-dir", "brackets"],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_on_disk(
+    args: list[str], expected: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("inputs")
+    blocker = elsewhere / "a-file"
+    blocker.write_text("not a directory")
+    bad_toml = elsewhere / "bad.toml"
+    bad_toml.write_text("[trainer]\ngamma = 0.9\n")
+    args = [a.format(blocker=blocker, bad_toml=bad_toml) for a in args]
+    done = puffer("train", "squared", "--no-dashboard", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert expected in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["a-file", "bad.toml"]
 
 
 def test_list_in_a_pipe(tmp_path: Path) -> None:

@@ -66,6 +66,11 @@ def test_errors_exit_nonzero_with_a_suggestion(tmp_path: Path) -> None:
     assert typo.returncode == 2
     assert "did you mean --train.learning-rate" in typo.stderr
     assert not (tmp_path / "experiments").exists()
+    # typer's own usage errors take the same one-line form instead of a boxed panel
+    usage = puffer("eval", "breakout", "--episodes", "0", cwd=tmp_path)
+    assert usage.returncode == 2
+    assert usage.stderr.startswith("error: Invalid value for '--episodes'")
+    assert usage.stderr.count("\n") == 1 and "Traceback" not in usage.stderr
 
 
 # Without a GPU, "cuda" is the case; with one, a device index no machine has.

@@ -54,9 +54,9 @@ def test_policy_shapes(encoder: str, obs: spaces.Box, recurrent: str) -> None:
 
 def test_unknown_policy_names_raise() -> None:
     spec = _Spec(spaces.Box(-1, 1, (3,)), spaces.Discrete(2))
-    with pytest.raises(APIUsageError, match=r"policy.encoder is 'resnet'"):
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.encoder is 'resnet'"):
         make_policy(PolicyConfig(encoder="resnet"), spec)
-    with pytest.raises(APIUsageError, match=r"policy.recurrent is 'gru'"):
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.recurrent is 'gru'"):
         make_policy(PolicyConfig(recurrent="gru"), spec)
 
 

@@ -62,4 +62,23 @@ def main() -> None:
     if not sys.warnoptions:
         warnings.simplefilter("ignore", DeprecationWarning)
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        code = 1
+    except typer.TyperException as error:  # typer's own click: usage errors
+        code = _report_usage_error(error)
+    sys.exit(code or 0)
+
+
+def _report_usage_error(error: typer.TyperException) -> int:
+    """A usage error (missing ENV, `--episodes 0`, an unknown command) as one `error:` line,
+    the form of config errors, rather than typer's boxed usage panel; returns the exit code."""
+    if type(error).__name__ == "NoArgsIsHelpError":
+        error.show()  # type: ignore[attr-defined]  # `puffer` alone prints the help
+    else:
+        ctx = getattr(error, "ctx", None)
+        where = f"`{ctx.command_path} --help`" if ctx is not None else "`puffer --help`"
+        typer.echo(f"error: {error.format_message()} (see {where})", err=True)  # type: ignore[attr-defined]
+    return getattr(error, "exit_code", 2)

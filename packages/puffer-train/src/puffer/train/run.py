@@ -11,7 +11,6 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from puffer.core import APIUsageError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
@@ -47,18 +46,7 @@ class TrainResult:
 def make_vecenv(env_name: str, config: Config) -> Any:
     """The env `config.vec` asks for: the env itself ('native') or a puffer.vector backend."""
     vec, seed = config.vec, config.train.seed
-    if vec.backend == "native":
-        if vec.num_envs != 1:
-            raise APIUsageError(
-                f"vec.num_envs is {vec.num_envs} with vec.backend 'native'; a native env is one "
-                "object (give it its own agent count in [env]) or use backend 'serial' / "
-                "'multiprocessing' / 'ray'"
-            )
-        if vec.batch_size not in (0, 1):
-            raise APIUsageError(
-                f"vec.batch_size is {vec.batch_size} with vec.backend 'native'; async batches "
-                "need a vectorizer: use backend 'serial' / 'multiprocessing' / 'ray'"
-            )
+    if vec.backend == "native":  # VecConfig checked num_envs and batch_size when built
         return make_env(env_name, **config.env)
     import puffer.vector
 

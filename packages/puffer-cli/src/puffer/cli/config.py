@@ -223,9 +223,9 @@ def _checked(section: str, key: str, value: Any, where: str) -> Any:
 class _Layers:
     """The keys each layer sets, typed and checked as they arrive; defaults are never copied."""
 
-    def __init__(self, env_name: str) -> None:
+    def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
-        self.env = env_defaults(env_creator(env_name))
+        self.env = env_defaults(creator)
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
 
@@ -402,14 +402,25 @@ def load_config(
         >>> config.run.train.learning_rate, config.sweep.max_cost
         (0.0003, None)
     """
-    layers = _Layers(env_name)
+    creator = env_creator(env_name)
+    layers = _Layers(env_name, creator)
     layers.apply_file(_read(_config_dir() / "default.toml", "default.toml"), "default.toml")
-    env_file = _config_dir() / f"{env_name}.toml"
+    env_file = _env_config_file(env_name, creator)
     if env_file.is_file():
-        layers.apply_file(_read(env_file, f"{env_name}.toml"), f"{env_name}.toml")
+        layers.apply_file(_read(env_file, env_file.name), env_file.name)
     if config_file is not None:
         path = Path(config_file)
         layers.apply_file(_read(path, str(path)), str(path))
     for override in parse_overrides(overrides):
         layers.apply_override(override)
     return layers.build()
+
+
+def _env_config_file(env_name: str, creator: Callable[..., Any]) -> Traversable:
+    """The env's shipped TOML: ours in `puffer/cli/configs/`, else the one its creator names.
+
+    Packages outside the CLI (puffer-envs) ship their TOMLs beside their envs and point at
+    them with a `config_file` attribute on the creator.
+    """
+    own = _config_dir() / f"{env_name}.toml"
+    return own if own.is_file() else getattr(creator, "config_file", own)

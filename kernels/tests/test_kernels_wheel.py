@@ -27,9 +27,9 @@ def test_cpu_only_wheel_holds_the_cpu_kernels_and_no_namespace_init(tmp_path: Pa
         timeout=240,
     )
     assert result.returncode == 0, result.stderr[-4000:]
-    (wheel,) = tmp_path.glob("puffer_train-*.whl")
+    (wheel,) = tmp_path.glob("puffer_kernels-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "puffer/__init__.py" not in names, "PEP 420: `puffer` is shared by every package"
-    assert "puffer/train/_kernels_cpu.so" in names
-    assert "puffer/train/advantage.py" in names
-    assert "puffer/train/_kernels_cuda.so" not in names, "PUFFER_CUDA=0 must skip the CUDA build"
+    assert "puffer/kernels/_kernels_cpu.so" in names
+    assert "puffer/kernels/ops.py" in names
+    assert "puffer/kernels/_kernels_cuda.so" not in names, "PUFFER_CUDA=0 must skip the CUDA build"

@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from puffer.train.advantage import (
+from puffer.kernels import (
     kernel_libraries,
-    puff_advantage,
     puff_advantage_reference,
-    segment_priorities,
     segment_priorities_reference,
 )
+from puffer.kernels.testing import assert_relative_close, random_advantage_batch
 
-from .test_train_kernels import GAMMA, LAM, assert_relative_close, random_batch
-
-KERNELS = Path(__file__).resolve().parents[3] / "kernels"
+CSRC = Path(__file__).resolve().parents[1] / "csrc"
+GAMMA, LAM = 0.995, 0.9
+puff_advantage = torch.ops.puffer.puff_advantage
+segment_priorities = torch.ops.puffer.segment_priorities
 NVCC = shutil.which("nvcc")
 
 needs_gpu = pytest.mark.skipif(
@@ -38,7 +38,7 @@ def test_cuda_sources_compile_for_sm80_and_sm90(tmp_path: Path) -> None:
             '-DPUFFER_VERSION="test"',
             "-gencode=arch=compute_80,code=sm_80",
             "-gencode=arch=compute_90,code=sm_90",
-            str(KERNELS / "kernels_cuda.cu"),
+            str(CSRC / "kernels_cuda.cu"),
             "-o",
             str(tmp_path / "kernels_cuda.o"),
         ],
@@ -62,7 +62,7 @@ def test_cuda_advantage_matches_reference(
     segments: int, horizon: int, seed: int, rho_clip: float, c_clip: float
 ) -> None:
     _cuda_library()
-    batch = random_batch(segments, horizon, seed, device="cuda")
+    batch = random_advantage_batch(segments, horizon, seed, device="cuda")
     args = (*batch, GAMMA, LAM, rho_clip, c_clip)
     assert_relative_close(puff_advantage(*args), puff_advantage_reference(*args))
     cpu_args = (*(x.cpu() for x in batch), GAMMA, LAM, rho_clip, c_clip)
@@ -86,6 +86,6 @@ def test_cuda_priorities_match_reference(
 @needs_gpu
 def test_cuda_ops_pass_opcheck() -> None:
     _cuda_library()
-    batch = random_batch(32, 8, 6, device="cuda")
-    torch.library.opcheck(torch.ops.puffer.puff_advantage.default, (*batch, GAMMA, LAM, 1.0, 0.9))
-    torch.library.opcheck(torch.ops.puffer.segment_priorities.default, (batch[0], 0.8))
+    batch = random_advantage_batch(32, 8, 6, device="cuda")
+    torch.library.opcheck(puff_advantage.default, (*batch, GAMMA, LAM, 1.0, 0.9))
+    torch.library.opcheck(segment_priorities.default, (batch[0], 0.8))

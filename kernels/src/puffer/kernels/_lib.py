@@ -1,4 +1,4 @@
-"""ctypes bindings to the compiled kernels in ``kernels/`` (private; see ``advantage.py``).
+"""ctypes bindings to the compiled kernels in ``csrc/`` (private; the ops in ``ops.py`` use them).
 
 The build installs two plain C ABI libraries next to this file: ``_kernels_cpu.so`` (always)
 and ``_kernels_cuda.so`` (when nvcc was found and ``PUFFER_CUDA`` was not 0). They are located
@@ -14,7 +14,7 @@ import importlib.util
 
 __all__ = ["library", "library_path"]
 
-_MODULES = {"cpu": "puffer.train._kernels_cpu", "cuda": "puffer.train._kernels_cuda"}
+_MODULES = {"cpu": "puffer.kernels._kernels_cpu", "cuda": "puffer.kernels._kernels_cuda"}
 
 _f32p = ctypes.c_void_p
 _ADVANTAGE_ARGS = [_f32p] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4

@@ -1,9 +1,10 @@
 """puffer.kernels: the C++/OpenMP and CUDA training kernels behind ``torch.library`` ops.
 
-Importing this package registers ``torch.ops.puffer.puff_advantage`` and
-``torch.ops.puffer.segment_priorities``. Each runs the compiled kernel for its inputs' device
-and the pure-torch reference where that library was not built. ``puffer.train.advantage`` holds
-the validated public functions; the ops here take their inputs as given.
+Importing this package registers ``torch.ops.puffer.puff_advantage``,
+``torch.ops.puffer.segment_priorities`` (each runs the compiled kernel for its inputs' device
+and the pure-torch reference where that library was not built; ``puffer.train.advantage`` holds
+the validated public functions) and the recurrent sequence ops behind ``lstm_sequence`` and
+``linear_scan`` (forward and backward in one kernel call each, with episode resets).
 
 Example:
     >>> import torch
@@ -23,6 +24,12 @@ from puffer.kernels.ops import (
     puff_advantage_reference,
     segment_priorities_reference,
 )
+from puffer.kernels.sequence import (
+    linear_scan,
+    linear_scan_reference,
+    lstm_sequence,
+    lstm_sequence_reference,
+)
 
 __version__ = "0.1.0"
 
@@ -30,6 +37,10 @@ __all__ = [
     "KernelLaunchError",
     "__version__",
     "kernel_libraries",
+    "linear_scan",
+    "linear_scan_reference",
+    "lstm_sequence",
+    "lstm_sequence_reference",
     "puff_advantage_reference",
     "segment_priorities_reference",
 ]

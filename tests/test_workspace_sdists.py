@@ -16,6 +16,7 @@ import sys
 import tarfile
 import textwrap
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,12 @@ def test_every_sdist_builds_a_wheel_that_runs(tmp_path: Path) -> None:
         assert build.returncode == 0, f"wheel from {archive.name} failed:\n{err[-4000:]}"
     built = sorted(wheels.glob("*.whl"))
     assert len(built) == len(archives), [w.name for w in built]
+    for wheel in built:
+        names = set(zipfile.ZipFile(wheel).namelist())
+        assert "puffer/__init__.py" not in names, f"{wheel.name}: PEP 420, `puffer` is shared"
+        if wheel.name.startswith("puffer_kernels-"):
+            assert "puffer/kernels/_kernels_cpu.so" in names
+            assert "puffer/kernels/_kernels_cuda.so" not in names, "PUFFER_CUDA=0 skips CUDA"
 
     # A fresh venv: our wheels plus third-party packages at the workspace lock's versions.
     constraints = tmp_path / "constraints.txt"

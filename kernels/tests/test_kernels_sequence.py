@@ -119,3 +119,45 @@ def test_sequence_ops_pass_opcheck() -> None:
     h0 = torch.randn(3, 4, dtype=torch.float64)
     scan_args = tuple(t.requires_grad_() for t in (a, b, h0))
     torch.library.opcheck(torch.ops.puffer.linear_scan.default, scan_args, test_utils=OPCHECKS)
+
+
+def test_threads_split_rows_without_changing_results() -> None:
+    # 11 rows: three 4-row blocks, the last one short, spread over two OpenMP threads.
+    leaves, starts = _lstm_inputs(11, 9, 4, 24, torch.float32, seed=9)
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh = (t.detach() for t in leaves)
+    xproj = torch.nn.functional.linear(x, w_ih, b_ih + b_hh)
+    grad_y = torch.randn(11, 9, 24)
+    a, b = torch.rand(11, 9, 24), torch.randn(11, 9, 24)
+    ops = torch.ops.puffer
+    results = []
+    threads = torch.get_num_threads()
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        try:
+            y, c, gates = ops.lstm_sequence(xproj, w_hh, h0, c0, starts)
+            backward = ops.lstm_sequence_backward(w_hh, c0, starts, c, gates, grad_y)
+            h = ops.linear_scan(a, b, h0)
+            results.append([y, c, gates, *backward, h, *ops.linear_scan_backward(a, h0, h, h)])
+        finally:
+            torch.set_num_threads(threads)
+    for one, two in zip(*results, strict=True):
+        assert torch.equal(one, two)
+
+
+def test_bad_inputs_raise_naming_the_tensor() -> None:
+    (x, h0, c0, *weights), starts = _lstm_inputs(4, 5, 3, 8, torch.float32, seed=10)
+    with pytest.raises(
+        ValueError, match=r"lstm_sequence: h0 has shape \(3, 8\), expected \(4, 8\)"
+    ):
+        lstm_sequence(x, h0[:3], c0, starts, *weights)
+    with pytest.raises(ValueError, match=r"starts has shape \(4, 4\), expected \(4, 5\)"):
+        lstm_sequence(x, h0, c0, starts[:, :4], *weights)
+    with pytest.raises(ValueError, match=r"one float dtype and device"):
+        lstm_sequence(x.double(), h0, c0, starts, *weights)
+    a = torch.rand(2, 3, 4)
+    with pytest.raises(ValueError, match=r"linear_scan: h0 has shape \(2, 3\), expected \(2, 4\)"):
+        linear_scan(a, a, a[:, 0, :3])
+    with pytest.raises(
+        ValueError, match=r"linear_scan: a has shape \(3, 4\), expected \(B, T, W\)"
+    ):
+        linear_scan(a[0], a[0], a[:, 0])

@@ -51,6 +51,21 @@ def _has_kernel(x: Tensor) -> bool:
     return x.dtype in _SUFFIX and _lib.library(x.device.type) is not None
 
 
+def _check(op: str, expected: dict[str, tuple[int, ...]], tensors: dict[str, Tensor]) -> None:
+    """Shapes, one dtype, one device: the kernels index raw memory, so nothing may be off."""
+    for name, shape in expected.items():
+        if tuple(tensors[name].shape) != shape:
+            raise ValueError(
+                f"{op}: {name} has shape {tuple(tensors[name].shape)}, expected {shape} "
+                "(see the docstring for the layout)"
+            )
+    floats = {n: t for n, t in tensors.items() if n != "starts"}
+    kinds = {(t.dtype, t.device) for t in floats.values()}
+    if len(kinds) != 1 or tensors.get("starts", floats["h0"]).device != floats["h0"].device:
+        found = {n: f"{t.dtype} on {t.device}" for n, t in tensors.items()}
+        raise ValueError(f"{op}: inputs must share one float dtype and device, got {found}")
+
+
 def _ptrs(*tensors: Tensor) -> list[int]:
     return [t.data_ptr() for t in tensors]
 
@@ -177,6 +192,9 @@ def lstm_sequence(
         with a built library (one time loop in C++ or CUDA, forward and backward), else the
         reference loop.
 
+    Raises:
+        ValueError: on a shape that does not fit the others, or mixed dtypes or devices.
+
     Example:
         >>> lstm = torch.nn.LSTM(4, 3, batch_first=True)
         >>> x, h0 = torch.randn(2, 5, 4), torch.zeros(2, 3)
@@ -185,6 +203,24 @@ def lstm_sequence(
         >>> torch.allclose(y, lstm(x)[0], atol=1e-6)
         True
     """
+    if x.dim() != 3 or w_hh.dim() != 2:
+        raise ValueError(
+            f"lstm_sequence: x has shape {tuple(x.shape)} and w_hh {tuple(w_hh.shape)}, expected "
+            "(B, T, I) and (4H, H)"
+        )
+    (batch, steps, inputs), hidden = x.shape, w_hh.shape[1]
+    tensors = dict(x=x, h0=h0, c0=c0, starts=starts, w_ih=w_ih, w_hh=w_hh, b_ih=b_ih, b_hh=b_hh)
+    state, gates = (batch, hidden), (4 * hidden,)
+    expected = {
+        "h0": state,
+        "c0": state,
+        "starts": (batch, steps),
+        "w_ih": (4 * hidden, inputs),
+        "w_hh": (4 * hidden, hidden),
+        "b_ih": gates,
+        "b_hh": gates,
+    }
+    _check("lstm_sequence", expected, tensors)
     if not _has_kernel(x):
         return lstm_sequence_reference(x, h0, c0, starts, w_ih, w_hh, b_ih, b_hh)
     # The input projection for every step at once: one matrix product, outside the time loop.
@@ -266,11 +302,18 @@ def linear_scan(a: Tensor, b: Tensor, h0: Tensor) -> Tensor:
         (B, T, W) h. Runs the compiled kernel for float32/float64 on a device with a built
         library, else the reference loop.
 
+    Raises:
+        ValueError: on mismatched shapes, dtypes or devices.
+
     Example:
         >>> a, b = torch.full((1, 3, 1), 0.5), torch.ones(1, 3, 1)
         >>> linear_scan(a, b, torch.zeros(1, 1)).flatten()
         tensor([1.0000, 1.5000, 1.7500])
     """
+    if a.dim() != 3:
+        raise ValueError(f"linear_scan: a has shape {tuple(a.shape)}, expected (B, T, W)")
+    expected = {"b": tuple(a.shape), "h0": (a.shape[0], a.shape[2])}
+    _check("linear_scan", expected, {"a": a, "b": b, "h0": h0})
     if not _has_kernel(a):
         return linear_scan_reference(a, b, h0)
     return _scan_op(a, b, h0)

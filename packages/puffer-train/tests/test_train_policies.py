@@ -16,7 +16,6 @@ from puffer.train.policies import (
     LSTMCore,
     MinGRUCore,
     MixedHead,
-    log_space_scan,
 )
 from puffer.train.policies.recurrent import mingru_sequence_reference
 
@@ -131,6 +130,18 @@ def _starts(batch: int, steps: int, p: float, seed: int) -> torch.Tensor:
     return torch.rand(batch, steps, generator=g) < p
 
 
+def _step_loop(core: LSTMCore | MinGRUCore, x: torch.Tensor, state, starts: torch.Tensor):
+    """`core.sequence` as the rollout computes it: `core.step` in a time loop, cut at starts."""
+    keep = (~starts).to(x.dtype)
+    outputs = []
+    for t in range(x.shape[1]):
+        if t > 0:
+            state = tuple(s * keep[:, t].view(-1, *([1] * (s.dim() - 1))) for s in state)
+        out, state = core.step(x[:, t], state)
+        outputs.append(out)
+    return torch.stack(outputs, 1)
+
+
 @pytest.mark.parametrize("core_cls", [LSTMCore, MinGRUCore], ids=["lstm", "mingru"])
 @pytest.mark.parametrize("p_start", [0.0, 0.2])
 def test_recurrent_sequence_equals_step_loop_with_cuts(core_cls, p_start: float) -> None:
@@ -140,15 +151,7 @@ def test_recurrent_sequence_equals_step_loop_with_cuts(core_cls, p_start: float)
     state = tuple(s.uniform_(0.1, 1.0) for s in core.initial_state(5, torch.device("cpu")))
     starts = _starts(5, 9, p_start, seed=1)
     y = core.sequence(x, state, starts)
-    h = state
-    keep = (~starts).float()
-    outputs = []
-    for t in range(9):
-        if t > 0:
-            h = tuple(s * keep[:, t].view(-1, *([1] * (s.dim() - 1))) for s in h)
-        out, h = core.step(x[:, t], h)
-        outputs.append(out)
-    torch.testing.assert_close(y, torch.stack(outputs, 1), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(y, _step_loop(core, x, state, starts), rtol=1e-4, atol=1e-5)
     if core_cls is MinGRUCore:
         torch.testing.assert_close(
             y, mingru_sequence_reference(core, x, state, starts), rtol=1e-4, atol=1e-5
@@ -165,16 +168,28 @@ def test_mingru_scan_gradients_are_finite_across_cuts() -> None:
     assert all(torch.isfinite(p.grad).all() for p in core.parameters())
 
 
-def test_log_space_scan_matches_linear_recurrence() -> None:
-    g = torch.Generator().manual_seed(0)
-    a = torch.rand(2, 13, 3, generator=g)
-    b = torch.rand(2, 13, 3, generator=g) + 0.1
-    a[0, 5] = 0.0
-    h, expected = torch.zeros(2, 3), []
-    for t in range(13):
-        h = a[:, t] * h + b[:, t]
-        expected.append(h)
-    torch.testing.assert_close(log_space_scan(a.log(), b.log()).exp(), torch.stack(expected, 1))
+@pytest.mark.parametrize("core_cls", [LSTMCore, MinGRUCore], ids=["lstm", "mingru"])
+def test_recurrent_sequence_gradients_equal_step_loop(core_cls) -> None:
+    # float64, so the kernels' sums and the loop's agree to ~1e-15: resets at t = 0 (ignored),
+    # two in one segment, one at the last step, and random ones elsewhere.
+    torch.manual_seed(0)
+    core = (core_cls(16) if core_cls is LSTMCore else MinGRUCore(16, num_layers=2)).double()
+    x = torch.randn(6, 12, 16, dtype=torch.float64, requires_grad=True)
+    state = tuple(
+        s.double().uniform_(0.1, 1.0).requires_grad_()
+        for s in core.initial_state(6, torch.device("cpu"))
+    )
+    starts = _starts(6, 12, 0.15, seed=3)
+    starts[0, 0] = starts[1, 3] = starts[1, 7] = starts[2, 11] = True
+    inputs = (x, *state, *core.parameters())
+    y = core.sequence(x, state, starts)
+    expected = _step_loop(core, x, state, starts)
+    grad_y = torch.randn_like(y)
+    grads = torch.autograd.grad(y, inputs, grad_y)
+    expected_grads = torch.autograd.grad(expected, inputs, grad_y)
+    torch.testing.assert_close(y, expected, rtol=1e-10, atol=1e-12)
+    for got, want in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_muon_gets_hidden_matrices_only() -> None:

@@ -11,7 +11,7 @@ from puffer.train.policies.heads import (
     make_head,
 )
 from puffer.train.policies.policy import Policy, make_policy
-from puffer.train.policies.recurrent import LSTMCore, MinGRUCore, log_space_scan
+from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
 
 __all__ = [
     "IMPALA",
@@ -25,7 +25,6 @@ __all__ = [
     "NatureCNN",
     "Policy",
     "layer_init",
-    "log_space_scan",
     "make_head",
     "make_policy",
 ]

@@ -9,17 +9,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from puffer.train.advantage import (
+from puffer.kernels import (
     kernel_libraries,
-    puff_advantage,
+    linear_scan,
+    lstm_sequence,
     puff_advantage_reference,
-    segment_priorities,
     segment_priorities_reference,
 )
+from puffer.kernels.testing import assert_relative_close, random_advantage_batch
 
-from .test_train_kernels import GAMMA, LAM, assert_relative_close, random_batch
-
-KERNELS = Path(__file__).resolve().parents[3] / "kernels"
+CSRC = Path(__file__).resolve().parents[1] / "csrc"
+GAMMA, LAM = 0.995, 0.9
+puff_advantage = torch.ops.puffer.puff_advantage
+segment_priorities = torch.ops.puffer.segment_priorities
 NVCC = shutil.which("nvcc")
 
 needs_gpu = pytest.mark.skipif(
@@ -28,7 +30,8 @@ needs_gpu = pytest.mark.skipif(
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: the build makes the CPU kernels only")
-def test_cuda_sources_compile_for_sm80_and_sm90(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["kernels_cuda.cu", "sequence_cuda.cu"])
+def test_cuda_sources_compile_for_sm80_and_sm90(tmp_path: Path, source: str) -> None:
     # Compiled directly, so the check holds whether or not this install was built with PUFFER_CUDA.
     result = subprocess.run(
         [
@@ -38,16 +41,16 @@ def test_cuda_sources_compile_for_sm80_and_sm90(tmp_path: Path) -> None:
             '-DPUFFER_VERSION="test"',
             "-gencode=arch=compute_80,code=sm_80",
             "-gencode=arch=compute_90,code=sm_90",
-            str(KERNELS / "kernels_cuda.cu"),
+            str(CSRC / source),
             "-o",
-            str(tmp_path / "kernels_cuda.o"),
+            str(tmp_path / "out.o"),
         ],
         capture_output=True,
         text=True,
         timeout=240,
     )
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "kernels_cuda.o").stat().st_size > 0
+    assert (tmp_path / "out.o").stat().st_size > 0
 
 
 def _cuda_library() -> None:
@@ -62,7 +65,7 @@ def test_cuda_advantage_matches_reference(
     segments: int, horizon: int, seed: int, rho_clip: float, c_clip: float
 ) -> None:
     _cuda_library()
-    batch = random_batch(segments, horizon, seed, device="cuda")
+    batch = random_advantage_batch(segments, horizon, seed, device="cuda")
     args = (*batch, GAMMA, LAM, rho_clip, c_clip)
     assert_relative_close(puff_advantage(*args), puff_advantage_reference(*args))
     cpu_args = (*(x.cpu() for x in batch), GAMMA, LAM, rho_clip, c_clip)
@@ -86,6 +89,30 @@ def test_cuda_priorities_match_reference(
 @needs_gpu
 def test_cuda_ops_pass_opcheck() -> None:
     _cuda_library()
-    batch = random_batch(32, 8, 6, device="cuda")
-    torch.library.opcheck(torch.ops.puffer.puff_advantage.default, (*batch, GAMMA, LAM, 1.0, 0.9))
-    torch.library.opcheck(torch.ops.puffer.segment_priorities.default, (batch[0], 0.8))
+    batch = random_advantage_batch(32, 8, 6, device="cuda")
+    torch.library.opcheck(puff_advantage.default, (*batch, GAMMA, LAM, 1.0, 0.9))
+    torch.library.opcheck(segment_priorities.default, (batch[0], 0.8))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_sequences_match_cpu(dtype: torch.dtype) -> None:
+    _cuda_library()
+    g = torch.Generator().manual_seed(9)
+    lstm = torch.nn.LSTM(32, 64, batch_first=True).to(dtype)
+    x = torch.randn(16, 40, 32, generator=g, dtype=dtype)
+    h0, c0 = torch.randn(2, 16, 64, generator=g, dtype=dtype)
+    starts = torch.rand(16, 40, generator=g) < 0.1
+    starts[1, 3] = starts[1, 20] = True
+    leaves = [x, h0, c0, *(p.detach() for p in lstm.parameters())]
+    decay = torch.rand(16, 40, 64, generator=g, dtype=dtype)
+    results = []
+    for device in ("cpu", "cuda"):
+        inputs = [t.to(device).requires_grad_() for t in leaves]
+        y = lstm_sequence(inputs[0], inputs[1], inputs[2], starts.to(device), *inputs[3:])
+        grads = torch.autograd.grad(y, inputs, torch.ones_like(y))
+        a = decay.to(device).requires_grad_()
+        h = linear_scan(a, a.detach().clone(), inputs[1])
+        results.append([y, *grads, h, *torch.autograd.grad(h.sum(), [a, inputs[1]])])
+    for got, want in zip(results[1], results[0], strict=True):
+        assert_relative_close(got.cpu(), want)

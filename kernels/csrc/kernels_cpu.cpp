@@ -1,8 +1,8 @@
 // CPU (OpenMP) implementations of the C ABI in puffer_kernels.h. One segment is one sequential
 // backward recursion, so segments are the unit of parallel work.
 #include "puffer_kernels.h"
+#include "recurrence.h"
 
-#include <algorithm>
 #include <cmath>
 
 extern "C" const char *puffer_kernels_version(void) {
@@ -19,23 +19,9 @@ extern "C" int puffer_advantage_cpu(const float *values, const float *rewards,
 #pragma omp parallel for schedule(static) num_threads(num_threads)
     for (int64_t i = 0; i < segments; ++i) {
         const int64_t row = i * horizon;
-        float next_value = next_values[i]; // bootstrap at the segment end, not A = 0
-        float adv = 0.0f;
-        for (int64_t t = horizon - 1; t >= 0; --t) {
-            const int64_t k = row + t;
-            const float v = values[k];
-            const float done = terminals[k] ? 1.0f : 0.0f;
-            const float trunc = truncations[k] ? 1.0f : 0.0f;
-            // Under auto-reset the final observation of a truncated episode is not in the buffer;
-            // V_t stands in for its value, so a truncation bootstraps instead of acting terminal.
-            const float nv = truncations[k] ? v : next_value;
-            const float rho = std::min(ratio[k], rho_clip);
-            const float c = std::min(ratio[k], c_clip);
-            const float delta = rho * (rewards[k] + gamma * nv * (1.0f - done) - v);
-            adv = delta + gamma_lam * c * (1.0f - done) * (1.0f - trunc) * adv;
-            advantages[k] = adv;
-            next_value = v;
-        }
+        puffer::advantage_segment(values + row, rewards + row, terminals + row, truncations + row,
+                                  ratio + row, next_values[i], advantages + row, horizon, gamma,
+                                  gamma_lam, rho_clip, c_clip);
     }
     return 0;
 }

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "puffer_kernels.h"
+#include "recurrence.h"
 
 namespace {
 
@@ -22,22 +23,9 @@ advantage_kernel(const float *__restrict__ values, const float *__restrict__ rew
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= segments) return;
     const int64_t row = i * horizon;
-    float next_value = next_values[i]; // bootstrap at the segment end, not A = 0
-    float adv = 0.0f;
-    for (int64_t t = horizon - 1; t >= 0; --t) {
-        const int64_t k = row + t;
-        const float v = values[k];
-        const float done = terminals[k] ? 1.0f : 0.0f;
-        const float trunc = truncations[k] ? 1.0f : 0.0f;
-        // A truncated episode's final observation is not in the buffer: V_t stands in for it.
-        const float nv = truncations[k] ? v : next_value;
-        const float rho = fminf(ratio[k], rho_clip);
-        const float c = fminf(ratio[k], c_clip);
-        const float delta = rho * (rewards[k] + gamma * nv * (1.0f - done) - v);
-        adv = delta + gamma_lam * c * (1.0f - done) * (1.0f - trunc) * adv;
-        advantages[k] = adv;
-        next_value = v;
-    }
+    puffer::advantage_segment(values + row, rewards + row, terminals + row, truncations + row,
+                              ratio + row, next_values[i], advantages + row, horizon, gamma,
+                              gamma_lam, rho_clip, c_clip);
 }
 
 __global__ void priorities_kernel(const float *__restrict__ advantages, float *__restrict__ probs,

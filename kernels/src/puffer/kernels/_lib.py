@@ -1,4 +1,4 @@
-"""ctypes bindings to the compiled kernels in ``kernels/`` (private; see ``advantage.py``).
+"""ctypes bindings to the compiled kernels in ``csrc/`` (private; the ops in ``ops.py`` use them).
 
 The build installs two plain C ABI libraries next to this file: ``_kernels_cpu.so`` (always)
 and ``_kernels_cuda.so`` (when nvcc was found and ``PUFFER_CUDA`` was not 0). They are located
@@ -14,11 +14,19 @@ import importlib.util
 
 __all__ = ["library", "library_path"]
 
-_MODULES = {"cpu": "puffer.train._kernels_cpu", "cuda": "puffer.train._kernels_cuda"}
+_MODULES = {"cpu": "puffer.kernels._kernels_cpu", "cuda": "puffer.kernels._kernels_cuda"}
 
-_f32p = ctypes.c_void_p
-_ADVANTAGE_ARGS = [_f32p] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
-_PRIORITY_ARGS = [_f32p, _f32p, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
+_ptr = ctypes.c_void_p
+_ADVANTAGE_ARGS = [_ptr] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
+_PRIORITY_ARGS = [_ptr, _ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
+_sizes = [ctypes.c_int64] * 3  # batch, steps, hidden or width
+# The sequence kernels exist as _f32 and _f64; every pointer is a c_void_p.
+_SEQUENCE_ARGS = {
+    "lstm_forward": [_ptr] * 8 + _sizes,
+    "lstm_backward": [_ptr] * 9 + _sizes,
+    "linear_scan": [_ptr] * 4 + _sizes,
+    "linear_scan_backward": [_ptr] * 7 + _sizes,
+}
 
 
 def library_path(device_type: str) -> str | None:
@@ -49,6 +57,11 @@ def library(device_type: str) -> ctypes.CDLL | None:
     priorities = getattr(lib, f"puffer_segment_priorities_{device_type}")
     priorities.restype = ctypes.c_int
     priorities.argtypes = [*_PRIORITY_ARGS, last]
+    for name, args in _SEQUENCE_ARGS.items():
+        for suffix in ("f32", "f64"):
+            fn = getattr(lib, f"puffer_{name}_{device_type}_{suffix}")
+            fn.restype = ctypes.c_int
+            fn.argtypes = [*args, last]
     if device_type == "cuda":
         lib.puffer_cuda_error_string.restype = ctypes.c_char_p
         lib.puffer_cuda_error_string.argtypes = [ctypes.c_int]

@@ -1,0 +1,85 @@
+/* C ABI of puffer's training kernels (puff advantage, segment priorities, LSTM with resets,
+ * linear scan).
+ *
+ * Every array is a dense row-major float32 (or uint8 for flags) block owned by the caller;
+ * (S, T) means S segments of T steps, segment i at offset i * T. The kernels never allocate
+ * and never keep a pointer. Each function returns 0 on success; the CUDA functions return the
+ * cudaError_t of the launch (puffer_cuda_error_string turns it into text). The CUDA entry
+ * points take device pointers and enqueue on `stream` (a cudaStream_t) without synchronizing.
+ */
+#ifndef PUFFER_KERNELS_H
+#define PUFFER_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the package the library was built for, e.g. "0.1.0". */
+const char *puffer_kernels_version(void);
+
+/* Puff advantage (GAE with V-trace clipping), see packages/puffer-train/README.md.
+ * values, rewards, ratio, advantages: (S, T) float32; terminals, truncations: (S, T) uint8 0/1;
+ * next_values: (S,) float32, V of the observation after each segment's last row. */
+int puffer_advantage_cpu(const float *values, const float *rewards, const uint8_t *terminals,
+                         const uint8_t *truncations, const float *ratio, const float *next_values,
+                         float *advantages, int64_t segments, int64_t horizon, float gamma,
+                         float lam, float rho_clip, float c_clip, int num_threads);
+
+/* Segment priorities p_i = (sum_t |A_it|)^alpha / sum_j (...), uniform when all sums are 0.
+ * advantages: (S, T) float32; probs: (S,) float32. */
+int puffer_segment_priorities_cpu(const float *advantages, float *probs, int64_t segments,
+                                  int64_t horizon, float alpha, int num_threads);
+
+int puffer_advantage_cuda(const float *values, const float *rewards, const uint8_t *terminals,
+                          const uint8_t *truncations, const float *ratio, const float *next_values,
+                          float *advantages, int64_t segments, int64_t horizon, float gamma,
+                          float lam, float rho_clip, float c_clip, void *stream);
+
+int puffer_segment_priorities_cuda(const float *advantages, float *probs, int64_t segments,
+                                   int64_t horizon, float alpha, void *stream);
+
+const char *puffer_cuda_error_string(int error);
+
+/* Sequence kernels, float32 (_f32) and float64 (_f64). (B, T, X) means B rows of T steps of X
+ * values, row-major. starts: (B, T) uint8, 1 where an episode began at step t; the state entering
+ * such a step is zeroed (cut), except at t = 0, where h0/c0 are the stored, already cut, state.
+ *
+ * LSTM (torch.nn.LSTM gate order i, f, g, o), H hidden units:
+ *   forward:  xproj (B, T, 4H) = x W_ih^T + b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H) ->
+ *             y (B, T, H) the h_t, c (B, T, H) the c_t, gates (B, T, 4H) the activations.
+ *   backward: from forward's c and gates and grad_y = dL/dy ->
+ *             grad_pre (B, T, 4H) = dL/dxproj (so dL/dW_hh = sum_t grad_pre_t^T h_{t-1} and
+ *             dL/dW_ih, dL/dx follow by matrix products), grad_h0, grad_c0 (B, H).
+ * Linear scan h_t = a_t h_{t-1} + b_t, width W (a_t = 0 cuts the state):
+ *   forward:  a, b (B, T, W); h0 (B, W) -> h (B, T, W).
+ *   backward: from a, h0, h and grad_h = dL/dh -> grad_a, grad_b (B, T, W), grad_h0 (B, W). */
+#define PUFFER_SEQUENCE_DECLS(T, SUFFIX, LAST)                                                     \
+    int puffer_lstm_forward_##SUFFIX(const T *xproj, const T *w_hh, const T *h0, const T *c0,      \
+                                     const uint8_t *starts, T *y, T *c, T *gates, int64_t batch,   \
+                                     int64_t steps, int64_t hidden, LAST);                         \
+    int puffer_lstm_backward_##SUFFIX(const T *w_hh, const T *c0, const uint8_t *starts,           \
+                                      const T *c, const T *gates, const T *grad_y, T *grad_pre,    \
+                                      T *grad_h0, T *grad_c0, int64_t batch, int64_t steps,        \
+                                      int64_t hidden, LAST);                                       \
+    int puffer_linear_scan_##SUFFIX(const T *a, const T *b, const T *h0, T *h, int64_t batch,      \
+                                    int64_t steps, int64_t width, LAST);                           \
+    int puffer_linear_scan_backward_##SUFFIX(const T *a, const T *h0, const T *h, const T *grad_h, \
+                                             T *grad_a, T *grad_b, T *grad_h0, int64_t batch,      \
+                                             int64_t steps, int64_t width, LAST);
+
+/* CPU: the last argument is the OpenMP thread count. */
+PUFFER_SEQUENCE_DECLS(float, cpu_f32, int num_threads)
+PUFFER_SEQUENCE_DECLS(double, cpu_f64, int num_threads)
+/* CUDA: device pointers, enqueued on `stream`. The LSTM keeps 6H values of a row in shared
+ * memory (H <= 1024 in float32, 512 in float64; larger H returns cudaErrorInvalidValue). */
+PUFFER_SEQUENCE_DECLS(float, cuda_f32, void *stream)
+PUFFER_SEQUENCE_DECLS(double, cuda_f64, void *stream)
+#undef PUFFER_SEQUENCE_DECLS
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PUFFER_KERNELS_H */

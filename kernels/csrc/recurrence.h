@@ -1,0 +1,157 @@
+// The recurrences shared by the CPU and CUDA kernels: one source of the math, so the two builds
+// cannot drift. Compiled by nvcc these are __host__ __device__; by a C++ compiler, plain inline
+// functions. The kernels around them only decide what runs in parallel and where data lives.
+#ifndef PUFFER_RECURRENCE_H
+#define PUFFER_RECURRENCE_H
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define PUFFER_HD __host__ __device__ __forceinline__
+#else
+#define PUFFER_HD inline
+#endif
+
+namespace puffer {
+
+// min that propagates a NaN in `a` like torch.clamp(max=b) (and std::min) does.
+PUFFER_HD float clip_max(float a, float b) {
+    return b < a ? b : a;
+}
+
+// Puff advantage of one segment (see puffer_kernels.h), backwards over its `horizon` rows. All
+// pointers are offset to the segment's first row; `next_value` is V after its last row.
+PUFFER_HD void advantage_segment(const float *values, const float *rewards,
+                                 const uint8_t *terminals, const uint8_t *truncations,
+                                 const float *ratio, float next_value, float *advantages,
+                                 int64_t horizon, float gamma, float gamma_lam, float rho_clip,
+                                 float c_clip) {
+    float adv = 0.0f; // bootstrapped through next_value at the segment end, not A = 0
+    for (int64_t t = horizon - 1; t >= 0; --t) {
+        const float v = values[t];
+        const float done = terminals[t] ? 1.0f : 0.0f;
+        const float trunc = truncations[t] ? 1.0f : 0.0f;
+        // Under auto-reset the final observation of a truncated episode is not in the buffer;
+        // V_t stands in for its value, so a truncation bootstraps instead of acting terminal.
+        const float nv = truncations[t] ? v : next_value;
+        const float rho = clip_max(ratio[t], rho_clip);
+        const float c = clip_max(ratio[t], c_clip);
+        const float delta = rho * (rewards[t] + gamma * nv * (1.0f - done) - v);
+        adv = delta + gamma_lam * c * (1.0f - done) * (1.0f - trunc) * adv;
+        advantages[t] = adv;
+        next_value = v;
+    }
+}
+
+// ---- LSTM with resets (torch.nn.LSTM gate order i, f, g, o) ----------------------------------
+
+// exp for the cell's activations: expf/exp for scalars (the GPU's, or libm's). The CPU kernel
+// runs the same cell functions on 32-byte vectors (8 floats), where libm has no vector exp: a
+// Cephes-style range reduction and polynomial, within 2 ulp of expf.
+PUFFER_HD float exp_(float x) {
+    return expf(x);
+}
+PUFFER_HD double exp_(double x) {
+    return exp(x);
+}
+
+#ifndef __CUDACC__
+typedef float VecF __attribute__((vector_size(32)));
+typedef double VecD __attribute__((vector_size(32)));
+typedef int32_t VecI __attribute__((vector_size(32)));
+
+inline VecF exp_(VecF x) {
+    const VecF lo = VecF{} - 87.3f, hi = VecF{} + 88.3f, half = VecF{} + 0.5f;
+    x = x < lo ? lo : (x > hi ? hi : x);
+    // x = n ln 2 + r with n = round(x / ln 2), |r| <= ln 2 / 2.
+    const VecF t = x * 1.44269504088896341f;
+    const VecI ni = __builtin_convertvector(t + (t >= 0.0f ? half : -half), VecI);
+    const VecF n = __builtin_convertvector(ni, VecF);
+    const VecF r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    VecF p = VecF{} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const VecI bits = (ni + 127) << 23; // 2^n
+    return p * reinterpret_cast<const VecF &>(bits);
+}
+
+inline VecD exp_(VecD x) {
+    for (int i = 0; i < 4; ++i)
+        x[i] = exp(x[i]);
+    return x;
+}
+#endif
+
+template <typename V> PUFFER_HD V sigmoid(V x) {
+    return 1 / (1 + exp_(-x));
+}
+
+// tanh through the same exp: 1 - 2 / (e^{2x} + 1) saturates cleanly at +-1.
+template <typename V> PUFFER_HD V tanh_(V x) {
+    return 1 - 2 / (exp_(2 * x) + 1);
+}
+
+// One hidden unit of one step (or a vector of units: T is a scalar or VecF/VecD). pre_*: gate
+// pre-activations (x W_ih^T + b + h_{t-1} W_hh^T); writes the activations to gates[0..3]
+// (i, f, g, o) and returns c_t, with h_t in *h.
+template <typename T>
+PUFFER_HD T lstm_unit_forward(T pre_i, T pre_f, T pre_g, T pre_o, T c_prev, T gates[4], T *h) {
+    const T i = sigmoid(pre_i), f = sigmoid(pre_f), g = tanh_(pre_g), o = sigmoid(pre_o);
+    const T c = f * c_prev + i * g;
+    gates[0] = i;
+    gates[1] = f;
+    gates[2] = g;
+    gates[3] = o;
+    *h = o * tanh_(c);
+    return c;
+}
+
+// Its backward: dh = dL/dh_t (output and recurrent), dc = dL/dc_t from step t + 1. Writes the
+// pre-activation gradients to grad_pre[0..3] and returns dL/dc_{t-1}.
+template <typename T>
+PUFFER_HD T lstm_unit_backward(const T gates[4], T c, T c_prev, T dh, T dc, T grad_pre[4]) {
+    const T i = gates[0], f = gates[1], g = gates[2], o = gates[3];
+    const T tc = tanh_(c);
+    dc += dh * o * (1 - tc * tc);
+    grad_pre[0] = dc * g * i * (1 - i);
+    grad_pre[1] = dc * c_prev * f * (1 - f);
+    grad_pre[2] = dc * i * (1 - g * g);
+    grad_pre[3] = dh * tc * o * (1 - o);
+    return dc * f;
+}
+
+// ---- Linear scan h_t = a_t h_{t-1} + b_t (the MinGRU recurrence; a_t = 0 cuts the state) -----
+
+// Forward over one column of `steps` entries `stride` apart; h_prev is h_{-1}.
+template <typename T>
+PUFFER_HD void linear_scan_column(const T *a, const T *b, T h_prev, T *h, int64_t steps,
+                                  int64_t stride) {
+    for (int64_t t = 0; t < steps; ++t) {
+        h_prev = a[t * stride] * h_prev + b[t * stride];
+        h[t * stride] = h_prev;
+    }
+}
+
+// Backward of one column: grad_h = dL/dh_t from outside the scan. Returns dL/dh_{-1}.
+template <typename T>
+PUFFER_HD T linear_scan_column_backward(const T *a, T h_init, const T *h, const T *grad_h,
+                                        T *grad_a, T *grad_b, int64_t steps, int64_t stride) {
+    T carry = T(0); // dL/dh_t through h_{t+1}
+    for (int64_t t = steps - 1; t >= 0; --t) {
+        const int64_t k = t * stride;
+        const T dh = grad_h[k] + carry;
+        grad_b[k] = dh;
+        grad_a[k] = dh * (t > 0 ? h[k - stride] : h_init);
+        carry = dh * a[k];
+    }
+    return carry;
+}
+
+} // namespace puffer
+
+#endif // PUFFER_RECURRENCE_H

@@ -1,0 +1,345 @@
+// CPU (OpenMP) implementations of the sequence kernels in puffer_kernels.h: the LSTM with resets
+// and the linear scan. Batch rows are independent, so they are the unit of parallel work; the
+// time loop runs inside, with the per-unit math from recurrence.h.
+#include <string.h>
+
+#include <vector>
+
+#include "puffer_kernels.h"
+#include "recurrence.h"
+
+namespace {
+
+// Rows of the batch stepped together: each weight row read from cache serves this many.
+constexpr int64_t kRows = 4;
+
+// out[r, :n] += sum_k in[r, k] * w[k, :n] for r < R; w is (inner, n) row-major. A tile of R rows
+// by two 32-byte vectors accumulates in registers over k, so each loaded weight vector feeds R
+// FMAs instead of one load-FMA-store per element. GCC vector types spell the tile out: left to
+// the auto-vectorizer it spilled the accumulators to the stack (2-4x slower).
+// (An alias template cannot carry vector_size on a dependent type: GCC drops it. Hence the
+// named types of recurrence.h, shared with the cell math.)
+template <typename T> struct VecOf;
+template <> struct VecOf<float> {
+    using type = puffer::VecF;
+};
+template <> struct VecOf<double> {
+    using type = puffer::VecD;
+};
+template <typename T> using Vec = typename VecOf<T>::type;
+template <typename T> constexpr int64_t kLanes = 32 / sizeof(T);
+
+template <typename T> __attribute__((always_inline)) inline Vec<T> load(const T *p) {
+    Vec<T> v;
+    static_assert(sizeof v == 32, "a 32-byte vector");
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <int R, typename T>
+__attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const T *__restrict__ in,
+                                                     const T *__restrict__ w, int64_t inner,
+                                                     int64_t n) {
+    constexpr int64_t L = kLanes<T>;
+    int64_t j0 = 0;
+    for (; j0 + 2 * L <= n; j0 += 2 * L) {
+        Vec<T> acc[R][2];
+        for (int r = 0; r < R; ++r) {
+            acc[r][0] = load(out + r * n + j0);
+            acc[r][1] = load(out + r * n + j0 + L);
+        }
+        for (int64_t k = 0; k < inner; ++k) {
+            const Vec<T> w0 = load(w + k * n + j0), w1 = load(w + k * n + j0 + L);
+            for (int r = 0; r < R; ++r) {
+                const T x = in[r * inner + k];
+                acc[r][0] += x * w0;
+                acc[r][1] += x * w1;
+            }
+        }
+        for (int r = 0; r < R; ++r) {
+            memcpy(out + r * n + j0, &acc[r][0], sizeof acc[r][0]);
+            memcpy(out + r * n + j0 + L, &acc[r][1], sizeof acc[r][1]);
+        }
+    }
+    for (int64_t k = 0; k < inner && j0 < n; ++k) // columns past the last full tile
+        for (int r = 0; r < R; ++r)
+            for (int64_t j = j0; j < n; ++j)
+                out[r * n + j] += in[r * inner + k] * w[k * n + j];
+}
+
+template <typename T>
+__attribute__((always_inline)) inline void gemm_rows(T *out, const T *in, const T *w, int64_t rows,
+                                                     int64_t inner, int64_t n) {
+    switch (rows) {
+    case 4:
+        gemm_tile<4>(out, in, w, inner, n);
+        break;
+    case 3:
+        gemm_tile<3>(out, in, w, inner, n);
+        break;
+    case 2:
+        gemm_tile<2>(out, in, w, inner, n);
+        break;
+    default:
+        gemm_tile<1>(out, in, w, inner, n);
+        break;
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PUFFER_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define PUFFER_CLONES
+#endif
+
+PUFFER_CLONES void gemm_rows_f32(float *out, const float *in, const float *w, int64_t rows,
+                                 int64_t inner, int64_t n) {
+    gemm_rows(out, in, w, rows, inner, n);
+}
+PUFFER_CLONES void gemm_rows_f64(double *out, const double *in, const double *w, int64_t rows,
+                                 int64_t inner, int64_t n) {
+    gemm_rows(out, in, w, rows, inner, n);
+}
+void gemm(float *out, const float *in, const float *w, int64_t r, int64_t k, int64_t n) {
+    gemm_rows_f32(out, in, w, r, k, n);
+}
+void gemm(double *out, const double *in, const double *w, int64_t r, int64_t k, int64_t n) {
+    gemm_rows_f64(out, in, w, r, k, n);
+}
+static_assert(kRows == 4, "gemm_rows dispatches tiles of up to 4 rows");
+
+template <typename T> __attribute__((always_inline)) inline void store(T *p, Vec<T> v) {
+    memcpy(p, &v, sizeof v);
+}
+
+// One step of a row's cells, forward: pre (4H) -> gates (4H), c and y (H); the row's state
+// (h, c) is updated in place. The cell math of recurrence.h runs on whole vectors of units
+// (libm's scalar expf/tanhf cost more than the matrix products), scalars for the tail.
+template <typename T>
+__attribute__((always_inline)) inline void
+cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ c_out,
+              T *__restrict__ y_out, T *__restrict__ h_state, T *__restrict__ c_state,
+              int64_t hidden) {
+    constexpr int64_t L = kLanes<T>;
+    int64_t k = 0;
+    for (; k + L <= hidden; k += L) {
+        Vec<T> act[4], h;
+        const Vec<T> c = puffer::lstm_unit_forward(
+            load(pre + k), load(pre + hidden + k), load(pre + 2 * hidden + k),
+            load(pre + 3 * hidden + k), load(c_state + k), act, &h);
+        for (int q = 0; q < 4; ++q)
+            store(gates + q * hidden + k, act[q]);
+        store(c_out + k, c), store(c_state + k, c);
+        store(y_out + k, h), store(h_state + k, h);
+    }
+    for (; k < hidden; ++k) {
+        T act[4], h;
+        const T c = puffer::lstm_unit_forward(pre[k], pre[hidden + k], pre[2 * hidden + k],
+                                              pre[3 * hidden + k], c_state[k], act, &h);
+        for (int q = 0; q < 4; ++q)
+            gates[q * hidden + k] = act[q];
+        c_out[k] = c_state[k] = c;
+        y_out[k] = h_state[k] = h;
+    }
+}
+
+// Backward of one step of a row's cells: dh_next/dc_next (H) hold dL/dh_t, dL/dc_t from step
+// t + 1 on entry and dL/dc_{t-1} * keep on exit in dc_next; dpre (4H) gets dL/dpre_t.
+template <typename T>
+__attribute__((always_inline)) inline void
+cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__restrict__ c_prev,
+               const T *__restrict__ grad_y, const T *__restrict__ dh_next, T *__restrict__ dc_next,
+               T *__restrict__ dpre, T keep, int64_t hidden) {
+    constexpr int64_t L = kLanes<T>;
+    int64_t k = 0;
+    for (; k + L <= hidden; k += L) {
+        const Vec<T> act[4] = {load(gates + k), load(gates + hidden + k),
+                               load(gates + 2 * hidden + k), load(gates + 3 * hidden + k)};
+        Vec<T> d[4];
+        const Vec<T> dc_prev =
+            puffer::lstm_unit_backward(act, load(c + k), load(c_prev + k),
+                                       load(grad_y + k) + load(dh_next + k), load(dc_next + k), d);
+        for (int q = 0; q < 4; ++q)
+            store(dpre + q * hidden + k, d[q]);
+        store(dc_next + k, dc_prev * keep);
+    }
+    for (; k < hidden; ++k) {
+        const T act[4] = {gates[k], gates[hidden + k], gates[2 * hidden + k],
+                          gates[3 * hidden + k]};
+        T d[4];
+        const T dc_prev =
+            puffer::lstm_unit_backward(act, c[k], c_prev[k], grad_y[k] + dh_next[k], dc_next[k], d);
+        for (int q = 0; q < 4; ++q)
+            dpre[q * hidden + k] = d[q];
+        dc_next[k] = dc_prev * keep;
+    }
+}
+
+#define PUFFER_CELLS(T, SUFFIX)                                                                    \
+    PUFFER_CLONES void cells_forward_##SUFFIX(const T *pre, T *gates, T *c_out, T *y_out,          \
+                                              T *h_state, T *c_state, int64_t hidden) {            \
+        cells_forward(pre, gates, c_out, y_out, h_state, c_state, hidden);                         \
+    }                                                                                              \
+    void cells_fwd(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,             \
+                   int64_t hidden) {                                                               \
+        cells_forward_##SUFFIX(pre, gates, c_out, y_out, h_state, c_state, hidden);                \
+    }                                                                                              \
+    PUFFER_CLONES void cells_backward_##SUFFIX(const T *gates, const T *c, const T *c_prev,        \
+                                               const T *grad_y, const T *dh_next, T *dc_next,      \
+                                               T *dpre, T keep, int64_t hidden) {                  \
+        cells_backward(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);            \
+    }                                                                                              \
+    void cells_bwd(const T *gates, const T *c, const T *c_prev, const T *grad_y, const T *dh_next, \
+                   T *dc_next, T *dpre, T keep, int64_t hidden) {                                  \
+        cells_backward_##SUFFIX(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);   \
+    }
+PUFFER_CELLS(float, f32)
+PUFFER_CELLS(double, f64)
+#undef PUFFER_CELLS
+
+// A step's state is cut (zeroed) when an episode began at it; t = 0 uses the stored state as is.
+inline bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) {
+    return t > 0 && starts[b * steps + t];
+}
+
+template <typename T>
+void lstm_forward(const T *xproj, const T *w_hh, const T *h0, const T *c0, const uint8_t *starts,
+                  T *y, T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden,
+                  int num_threads) {
+    const int64_t G = 4 * hidden;
+    std::vector<T> w_t(G * hidden); // W_hh^T, (H, 4H): the step's product walks its rows
+    for (int64_t j = 0; j < G; ++j)
+        for (int64_t k = 0; k < hidden; ++k)
+            w_t[k * G + j] = w_hh[j * hidden + k];
+    const int64_t blocks = (batch + kRows - 1) / kRows;
+#pragma omp parallel num_threads(num_threads)
+    {
+        std::vector<T> h_prev(kRows * hidden), c_prev(kRows * hidden), pre(kRows * G);
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+            const int64_t b0 = blk * kRows;
+            const int64_t rows = batch - b0 < kRows ? batch - b0 : kRows;
+            memcpy(h_prev.data(), h0 + b0 * hidden, rows * hidden * sizeof(T));
+            memcpy(c_prev.data(), c0 + b0 * hidden, rows * hidden * sizeof(T));
+            for (int64_t t = 0; t < steps; ++t) {
+                for (int64_t r = 0; r < rows; ++r) {
+                    if (cut(starts, b0 + r, t, steps)) {
+                        memset(&h_prev[r * hidden], 0, hidden * sizeof(T));
+                        memset(&c_prev[r * hidden], 0, hidden * sizeof(T));
+                    }
+                    memcpy(&pre[r * G], xproj + ((b0 + r) * steps + t) * G, G * sizeof(T));
+                }
+                gemm(pre.data(), h_prev.data(), w_t.data(), rows, hidden, G);
+                for (int64_t r = 0; r < rows; ++r) {
+                    const int64_t row = (b0 + r) * steps + t;
+                    cells_fwd(&pre[r * G], gates + row * G, c + row * hidden, y + row * hidden,
+                              &h_prev[r * hidden], &c_prev[r * hidden], hidden);
+                }
+            }
+        }
+    }
+}
+
+template <typename T>
+void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c, const T *gates,
+                   const T *grad_y, T *grad_pre, T *grad_h0, T *grad_c0, int64_t batch,
+                   int64_t steps, int64_t hidden, int num_threads) {
+    const int64_t G = 4 * hidden;
+    const int64_t blocks = (batch + kRows - 1) / kRows;
+#pragma omp parallel num_threads(num_threads)
+    {
+        // dh_next, dc_next: gradients reaching step t's state from step t + 1.
+        std::vector<T> dh_next(kRows * hidden), dc_next(kRows * hidden), dpre(kRows * G);
+        const std::vector<T> zeros(hidden, T(0)); // c_{t-1} where the state was cut
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+            const int64_t b0 = blk * kRows;
+            const int64_t rows = batch - b0 < kRows ? batch - b0 : kRows;
+            for (auto &v : dh_next)
+                v = T(0);
+            for (auto &v : dc_next)
+                v = T(0);
+            for (int64_t t = steps - 1; t >= 0; --t) {
+                for (int64_t r = 0; r < rows; ++r) {
+                    const int64_t b = b0 + r, row = b * steps + t;
+                    const bool was_cut = cut(starts, b, t, steps);
+                    const T *c_prev = t == 0 ? c0 + b * hidden
+                                             : (was_cut ? zeros.data() : c + (row - 1) * hidden);
+                    cells_bwd(gates + row * G, c + row * hidden, c_prev, grad_y + row * hidden,
+                              &dh_next[r * hidden], &dc_next[r * hidden], &dpre[r * G],
+                              was_cut ? T(0) : T(1), hidden);
+                    memcpy(grad_pre + row * G, &dpre[r * G], G * sizeof(T));
+                }
+                // dh_{t-1} = dpre_t W_hh, except where the state was cut before step t.
+                for (auto &v : dh_next)
+                    v = T(0);
+                gemm(dh_next.data(), dpre.data(), w_hh, rows, G, hidden);
+                for (int64_t r = 0; r < rows; ++r)
+                    if (cut(starts, b0 + r, t, steps))
+                        memset(&dh_next[r * hidden], 0, hidden * sizeof(T));
+            }
+            memcpy(grad_h0 + b0 * hidden, dh_next.data(), rows * hidden * sizeof(T));
+            memcpy(grad_c0 + b0 * hidden, dc_next.data(), rows * hidden * sizeof(T));
+        }
+    }
+}
+
+template <typename T>
+void linear_scan(const T *a, const T *b, const T *h0, T *h, int64_t batch, int64_t steps,
+                 int64_t width, int num_threads) {
+#pragma omp parallel for schedule(static) num_threads(num_threads)
+    for (int64_t i = 0; i < batch; ++i) {
+        const int64_t base = i * steps * width;
+        for (int64_t w = 0; w < width; ++w)
+            puffer::linear_scan_column(a + base + w, b + base + w, h0[i * width + w], h + base + w,
+                                       steps, width);
+    }
+}
+
+template <typename T>
+void linear_scan_backward(const T *a, const T *h0, const T *h, const T *grad_h, T *grad_a,
+                          T *grad_b, T *grad_h0, int64_t batch, int64_t steps, int64_t width,
+                          int num_threads) {
+#pragma omp parallel for schedule(static) num_threads(num_threads)
+    for (int64_t i = 0; i < batch; ++i) {
+        const int64_t base = i * steps * width;
+        for (int64_t w = 0; w < width; ++w)
+            grad_h0[i * width + w] = puffer::linear_scan_column_backward(
+                a + base + w, h0[i * width + w], h + base + w, grad_h + base + w, grad_a + base + w,
+                grad_b + base + w, steps, width);
+    }
+}
+
+} // namespace
+
+#define PUFFER_SEQUENCE_CPU(T, SUFFIX)                                                             \
+    extern "C" int puffer_lstm_forward_cpu_##SUFFIX(                                               \
+        const T *xproj, const T *w_hh, const T *h0, const T *c0, const uint8_t *starts, T *y,      \
+        T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden, int num_threads) {           \
+        lstm_forward(xproj, w_hh, h0, c0, starts, y, c, gates, batch, steps, hidden, num_threads); \
+        return 0;                                                                                  \
+    }                                                                                              \
+    extern "C" int puffer_lstm_backward_cpu_##SUFFIX(                                              \
+        const T *w_hh, const T *c0, const uint8_t *starts, const T *c, const T *gates,             \
+        const T *grad_y, T *grad_pre, T *grad_h0, T *grad_c0, int64_t batch, int64_t steps,        \
+        int64_t hidden, int num_threads) {                                                         \
+        lstm_backward(w_hh, c0, starts, c, gates, grad_y, grad_pre, grad_h0, grad_c0, batch,       \
+                      steps, hidden, num_threads);                                                 \
+        return 0;                                                                                  \
+    }                                                                                              \
+    extern "C" int puffer_linear_scan_cpu_##SUFFIX(const T *a, const T *b, const T *h0, T *h,      \
+                                                   int64_t batch, int64_t steps, int64_t width,    \
+                                                   int num_threads) {                              \
+        linear_scan(a, b, h0, h, batch, steps, width, num_threads);                                \
+        return 0;                                                                                  \
+    }                                                                                              \
+    extern "C" int puffer_linear_scan_backward_cpu_##SUFFIX(                                       \
+        const T *a, const T *h0, const T *h, const T *grad_h, T *grad_a, T *grad_b, T *grad_h0,    \
+        int64_t batch, int64_t steps, int64_t width, int num_threads) {                            \
+        linear_scan_backward(a, h0, h, grad_h, grad_a, grad_b, grad_h0, batch, steps, width,       \
+                             num_threads);                                                         \
+        return 0;                                                                                  \
+    }
+
+PUFFER_SEQUENCE_CPU(float, f32)
+PUFFER_SEQUENCE_CPU(double, f64)

@@ -57,3 +57,17 @@ def test_vector_ray_env_exception_reaches_caller(local_ray) -> None:
         vec.step(np.zeros(2, np.int32))
     vec.close()
     vec.close()
+
+
+@pytest.mark.parametrize("step", [1, 100])
+def test_vector_ray_send_checks_actions_every_step(local_ray, step) -> None:
+    with make(
+        DeterministicEnv, 2, backend="ray", num_workers=2, env_kwargs={"action": "box"}
+    ) as vec:
+        vec.reset(seed=0)
+        for _ in range(step - 1):
+            vec.step(np.zeros((2, 2), np.float32))
+        with pytest.raises(APIUsageError, match=r"send\(\) on Ray.*nan at row 1, element 0"):
+            vec.step(np.array([[0, 0], [np.nan, 0]], np.float32))
+        with pytest.raises(APIUsageError, match=r"action 1.5 at row 0, element 1 is outside"):
+            vec.step(np.array([[0, 1.5], [0, 0]], np.float32))

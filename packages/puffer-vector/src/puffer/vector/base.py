@@ -1,4 +1,4 @@
-"""What every vectorizer shares: sizes, the call-order state machine, action checks, batches.
+"""What every vectorizer shares: sizes, the call-order state machine, the action check, batches.
 
 A vectorizer runs `num_envs` copies of one env, split across `num_workers` workers that each
 own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
@@ -27,6 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
 from puffer.core import env_creator as registry_creator
+from puffer.core.actions import action_checker
 
 __all__ = ["EnvSpec", "RecvResult", "Vectorizer"]
 
@@ -145,7 +146,10 @@ class Vectorizer:
         self.observation_space = batch_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = batch_space(self.single_action_space, self.agents_per_batch)
         self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
-        self._action_bounds = _discrete_bounds(self.single_action_space)
+        # The one action check (puffer.core.check_actions), on every send.
+        self._check_actions = action_checker(
+            self.single_action_space, f"send() on {self!r}", num_rows=self.agents_per_batch
+        )
         self._views: dict[tuple[int, ...], tuple] = {}
         # Units are what recv() hands out whole: with zero_copy the fixed contiguous groups of
         # a batch, else single workers (any ready ones fill a batch). Pending ones are in
@@ -203,10 +207,13 @@ class Vectorizer:
                 (inside the space), floats for Box. Copied into the shared actions rows.
 
         Raises:
-            APIUsageError: out of order, or actions of the wrong shape, dtype or range.
+            APIUsageError: out of order, or actions of the wrong shape or dtype, out of range
+                or not finite (`puffer.core.check_actions`, every call; rows are the batch's).
         """
         self._require((_Expect.SEND,), "send")
-        actions = self._check_actions(actions)
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        self._check_actions(actions)
         self.buf.actions[self._batch_rows] = actions
         self._guard(self._start_step, self._batch_workers)
         self._expect = _Expect.RECV
@@ -336,36 +343,6 @@ class Vectorizer:
             self._expect = _Expect.FAILED
             raise
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        actions = np.asarray(actions)
-        space = self.single_action_space
-        if actions.shape != self._action_shape:
-            raise APIUsageError(
-                f"send() on {self!r}: actions have shape {actions.shape}, expected "
-                f"{self._action_shape} (agents_per_batch={self.agents_per_batch}, {space})"
-            )
-        if self._action_bounds is None:
-            if not np.issubdtype(actions.dtype, np.floating):
-                raise APIUsageError(
-                    f"send() on {self!r}: actions have dtype {actions.dtype}, expected floats "
-                    f"for {space}; pass float32"
-                )
-            return actions
-        if not np.issubdtype(actions.dtype, np.integer):
-            raise APIUsageError(
-                f"send() on {self!r}: actions have dtype {actions.dtype}, expected integers "
-                f"for {space}; pass int32"
-            )
-        low, high = self._action_bounds
-        bad = (actions < low) | (actions >= high)
-        if bad.any():
-            index = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise APIUsageError(
-                f"send() on {self!r}: action {actions[index]} at index {index} is outside "
-                f"{space}; clip or sample actions from single_action_space"
-            )
-        return actions
-
     def _batch_views(self, workers: tuple[int, ...]) -> tuple:
         """Rows (a slice when contiguous, else an index array) and the arrays to return."""
         per = self.agents_per_worker
@@ -420,12 +397,3 @@ def _name_of(creator: Any) -> str:
     return getattr(creator, "__name__", None) or getattr(
         getattr(creator, "func", None), "__name__", type(creator).__name__
     )
-
-
-def _discrete_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low, high) of integer actions in buffer coordinates, or None for float actions."""
-    if isinstance(space, spaces.Discrete):
-        return np.asarray(space.start), np.asarray(space.start + space.n)
-    if isinstance(space, spaces.MultiDiscrete):
-        return np.asarray(space.start), np.asarray(space.start + space.nvec)
-    return None

@@ -281,6 +281,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
     `puffer.core.layout`). Actions: (1,) int32 for Discrete, (1, n) int32 for other discrete
     spaces (zero-based), (1, n) float32 when a Box is involved. Each step's infos hold one
     `{episode_return, episode_length, <summed numeric infos>}` dict when an episode ended.
+    `final_observations` (same shape as observations) receives the episode's last observation
+    on a step that ends it (terminated or truncated), before auto-reset replaces it.
 
     Raises:
         EmulationError: the env's spaces cannot be emulated, or it returns an observation
@@ -297,6 +299,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
         >>> player_sum.shape
         (1,)
     """
+
+    writes_final_observations = True
 
     def __init__(
         self,
@@ -324,6 +328,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
         self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
+        final = self.final_observations
+        self._write_final = None if final is None else obs_writer(final[0, ...], self._obs_layout)
         # The owner is the repr, not self: a closure holding self would make a reference
         # cycle that keeps the (possibly shared-memory) buffer alive until the next GC pass.
         self._owner = repr(self)
@@ -365,6 +371,10 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._terminal_out[0] = terminated
         self._truncation_out[0] = truncated
         if terminated or truncated:
+            if self._write_final is not None:
+                if self._checks_left:
+                    check_observation(self, self.env.observation_space, obs, "step()")
+                self._write_final(obs)
             obs, _ = self.env.reset()
             where = "reset()"
             infos = [stats.finish()]

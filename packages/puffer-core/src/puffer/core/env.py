@@ -35,6 +35,12 @@ class PufferEnv:
         obs_layout / action_layout: a `puffer.core.Layout` when rows pack a structured space
             (emulated envs), else None.
         observations, actions, rewards, terminals, truncations, masks: the bound arrays.
+        final_observations: the bound side array (N, *obs_shape), or None. When the env
+            `writes_final_observations` (emulated Gymnasium/PettingZoo envs do), a step that
+            ends a row's episode (terminal or truncated) writes that row's last observation
+            here, since auto-reset already replaced it in `observations`; nothing is written
+            on other rows or steps, which keep stale data. None for other envs, or when the
+            given `buf` has no such array.
 
     Example:
         >>> from puffer.core import GymnasiumPufferEnv
@@ -57,6 +63,9 @@ class PufferEnv:
     # Native envs that check action ranges themselves (in C) set this False; shape and dtype
     # are still checked by `step` on every call.
     check_action_ranges: bool = True
+    # Envs that write `final_observations` (the last observation of an episode that ended this
+    # step, before auto-reset replaced it) set this True; see `puffer.core.buffer`.
+    writes_final_observations: bool = False
 
     def __init__(self, buf: Buffer | None = None):
         name = type(self).__name__
@@ -74,7 +83,10 @@ class PufferEnv:
             raise APIUsageError(f"{name}.num_agents is {self.num_agents!r}, expected an int >= 1")
         if buf is None:
             buf = Buffer.allocate(
-                self.num_agents, self.single_observation_space, self.single_action_space
+                self.num_agents,
+                self.single_observation_space,
+                self.single_action_space,
+                final_observations=self.writes_final_observations,
             )
         else:
             buf.check(
@@ -87,6 +99,7 @@ class PufferEnv:
         self.terminals = buf.terminals
         self.truncations = buf.truncations
         self.masks = buf.masks
+        self.final_observations = buf.final_observations if self.writes_final_observations else None
         self.observation_space = batch_space(self.single_observation_space, self.num_agents)
         self.action_space = batch_space(self.single_action_space, self.num_agents)
         self.agent_ids = np.arange(self.num_agents)

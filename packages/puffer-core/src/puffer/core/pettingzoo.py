@@ -134,8 +134,10 @@ class PettingZooPufferEnv(EmulatedEnv):
     Rows are padded to `len(possible_agents)`: absent agents get zero observations, reward 0,
     mask False and are not reported terminal. An agent that finishes reports its final reward
     and flag with mask True. Auto-reset happens once every agent is done; the rows then hold
-    the first observations of the next episode. Infos hold one `{episode_return,
-    episode_length, <summed numeric infos>}` dict per agent whose episode ended.
+    the first observations of the next episode. `final_observations` gets the last
+    observation of each agent whose episode ended on that step (when the env reports one).
+    Infos hold one `{episode_return, episode_length, <summed numeric infos>}` dict per agent
+    whose episode ended.
 
     Raises:
         EmulationError: a space cannot be emulated, the AEC env is not parallelizable, or an
@@ -152,6 +154,8 @@ class PettingZooPufferEnv(EmulatedEnv):
         >>> rewards
         array([-1.,  1.], dtype=float32)
     """
+
+    writes_final_observations = True
 
     def __init__(
         self,
@@ -185,6 +189,12 @@ class PettingZooPufferEnv(EmulatedEnv):
         self._writers = [
             obs_writer(self.observations[i, ...], layout) for i, layout in enumerate(obs_layouts)
         ]
+        final = self.final_observations
+        self._final_writers = (
+            None
+            if final is None
+            else [obs_writer(final[i, ...], layout) for i, layout in enumerate(obs_layouts)]
+        )
         self._converters = [
             action_converter(layout, self.actions[i, ...], f"{self!r} agent {agent!r}")
             for i, (layout, agent) in enumerate(zip(act_layouts, self.possible_agents, strict=True))
@@ -271,6 +281,12 @@ class PettingZooPufferEnv(EmulatedEnv):
                 stats.add_info(info)
             if terminated or truncated:
                 finished.append(stats.finish())
+                if self._final_writers is not None and agent in observations:
+                    obs = observations[agent]
+                    if self._checks_left:
+                        owner = f"{self!r} agent {agent!r}"
+                        check_observation(owner, self._obs_spaces[i], obs, "step()")
+                    self._final_writers[i](obs)
         if not self.env.agents:
             observations, _ = self.env.reset()
             for i, agent in enumerate(self.possible_agents):

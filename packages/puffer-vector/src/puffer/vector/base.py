@@ -49,6 +49,7 @@ class EnvSpec:
     single_action_space: spaces.Space
     obs_layout: Any
     action_layout: Any
+    final_observations: bool = False
 
     @classmethod
     def of(cls, env: PufferEnv) -> EnvSpec:
@@ -58,6 +59,17 @@ class EnvSpec:
             env.single_action_space,
             env.obs_layout,
             env.action_layout,
+            bool(getattr(env, "writes_final_observations", False)),
+        )
+
+    def allocate(self, num_agents: int) -> Buffer:
+        """A zeroed `Buffer` of `num_agents` rows for these envs (with `final_observations`
+        when they write it)."""
+        return Buffer.allocate(
+            num_agents,
+            self.single_observation_space,
+            self.single_action_space,
+            final_observations=self.final_observations,
         )
 
     @classmethod
@@ -105,6 +117,7 @@ class Vectorizer:
         observation_space / action_space: one batch's spaces (`agents_per_batch` rows).
         obs_layout / action_layout: the env's `puffer.core.Layout` for packed spaces, or None.
         buf: the `Buffer` of all `num_agents` rows (shared memory for Multiprocessing).
+        final_observations: see the property.
     """
 
     def __init__(
@@ -251,6 +264,23 @@ class Vectorizer:
                 masks[rows],
             )
         return obs, rewards, terminals, truncations, infos, agent_ids, masks
+
+    @property
+    def final_observations(self) -> np.ndarray | None:
+        """The final observations of the last `recv()` batch, rows aligned with its rows.
+
+        (agents_per_batch, *obs_shape), the observation dtype. Row i holds the last
+        observation of the episode that ended on that row in that batch (where its
+        `terminals` or `truncations` is True): auto-reset has already put the next episode's
+        first observation in `observations`. Other rows hold stale data. Written by the envs
+        only on those rows (shared memory for Multiprocessing; Ray ships only those rows), so
+        it costs nothing on other steps. A view of the buffer for contiguous batches (valid
+        until the next `send`), a copy otherwise. None when the env does not write final
+        observations (`PufferEnv.writes_final_observations`; emulated Gymnasium and
+        PettingZoo envs do).
+        """
+        final = self.buf.final_observations
+        return None if final is None else final[self._batch_rows]
 
     # Synchronous API --------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
 BOX = spaces.Box(-2.0, 2.0, (3,), np.float32)
 UNBOUNDED = spaces.Box(-np.inf, np.inf, (2,), np.float32)
 MULTI = spaces.MultiDiscrete([3, 4])
+# Different bounds per element: the per-element (not the one-bound-pair) paths.
+UNEVEN = spaces.Box(np.array([-1.0, 0.0], np.float32), np.array([1.0, 5.0], np.float32))
 
 
 # Batches below and above SMALL values take the Python and the numpy path respectively.
@@ -37,6 +39,7 @@ def rows(request) -> int:
         (spaces.MultiBinary(3), np.int8),
         (BOX, np.float32),
         (UNBOUNDED, np.float64),
+        (UNEVEN, np.float32),
     ],
 )
 def test_valid_batches_pass(space: spaces.Space, dtype: type, rows: int) -> None:
@@ -74,6 +77,9 @@ def _bad(space: spaces.Space, rows: int, row: int, column: int, value: float) ->
         (UNBOUNDED, 0, np.inf, r"action inf at row 1, element 0 is not finite"),
         (UNBOUNDED, 1, -np.inf, r"action -inf at row 1, element 1 is not finite"),
         (UNBOUNDED, 1, np.nan, r"action nan at row 1, element 1 is not finite"),
+        (UNEVEN, 1, 5.5, r"action 5.5 at row 1, element 1 is outside Box.*\[0.0, 5.0\]"),
+        (UNEVEN, 0, -1.5, r"action -1.5 at row 1, element 0 is outside Box.*\[-1.0, 1.0\]"),
+        (UNEVEN, 1, np.nan, r"action nan at row 1, element 1 is not finite"),
     ],
 )
 def test_bad_values_name_owner_row_and_value(

@@ -127,14 +127,29 @@ def action_checker(
             if not low_value <= value <= high_value:
                 fail(actions)
 
-    def array_values(actions: Any) -> None:
-        actions = np.asarray(actions)
-        inside = actions >= low
-        inside &= actions <= high
-        if not inside.all():
-            fail(actions)
+    uniform = bool(low.min() == low.max() and high.min() == high.max())
+    if uniform:
+        # One bound pair for every element (Discrete, Box(-1, 1, ...)): two reductions, no
+        # temporaries. A NaN anywhere makes min() or max() NaN, which fails the comparison.
+        # numpy scalars of the bounds' dtype: a Python float beyond float32's range would be
+        # cast (with an overflow warning) when compared with a float32 reduction.
+        low_value, high_value = low.reshape(-1)[0], high.reshape(-1)[0]
 
-    small_values = lone_values if width == 1 else row_values
+        def array_values(actions: Any) -> None:
+            actions = np.asarray(actions)
+            if not (low_value <= actions.min() and actions.max() <= high_value):
+                fail(actions)
+
+    else:
+
+        def array_values(actions: Any) -> None:
+            actions = np.asarray(actions)
+            inside = actions >= low
+            inside &= actions <= high
+            if not inside.all():
+                fail(actions)
+
+    small_values = lone_values if uniform else row_values
 
     def any_values(actions: Any) -> None:
         (small_values if len(actions) * width <= SMALL else array_values)(actions)

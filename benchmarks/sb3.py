@@ -32,6 +32,7 @@ from stable_baselines3.common.vec_env import SubprocVecEnv, VecMonitor
 
 from puffer.vector import make
 from puffer.vector.sb3 import VecEnv
+from puffer.vector.testing import sb3_cartpole_ppo_kwargs
 
 
 def collection_rate(env, n_steps: int, rollouts: int) -> float:
@@ -77,20 +78,7 @@ def learning(args: argparse.Namespace) -> None:
         env = VecMonitor(
             VecEnv(make("gym-CartPole-v1", 8, backend="multiprocessing", num_workers=2, seed=seed))
         )
-        model = PPO(
-            "MlpPolicy",
-            env,
-            n_steps=32,
-            batch_size=256,
-            gae_lambda=0.8,
-            gamma=0.98,
-            n_epochs=20,
-            ent_coef=0.0,
-            learning_rate=lambda f: 1e-3 * f,
-            clip_range=lambda f: 0.2 * f,
-            seed=seed,
-            device="cpu",
-        )
+        model = PPO("MlpPolicy", env, seed=seed, device="cpu", **sb3_cartpole_ppo_kwargs())
         model.learn(100_000)
         env.close()
         evaluation = VecMonitor(VecEnv(make("gym-CartPole-v1", 4, seed=1000 + seed)))

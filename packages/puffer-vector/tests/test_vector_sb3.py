@@ -8,6 +8,7 @@ import pytest
 
 from puffer.core import APIUsageError
 from puffer.vector import make
+from puffer.vector.testing import sb3_cartpole_ppo_kwargs
 
 sb3 = pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
@@ -94,19 +95,7 @@ def test_sb3_ppo_learns_cartpole() -> None:
     seed 0 reaches 189 here, random play about 22."""
     torch.set_num_threads(1)
     env = VecMonitor(VecEnv(make("gym-CartPole-v1", 8, backend="serial", seed=0)))
-    model = PPO(
-        "MlpPolicy",
-        env,
-        n_steps=32,
-        batch_size=256,
-        gae_lambda=0.8,
-        gamma=0.98,
-        n_epochs=20,
-        ent_coef=0.0,
-        learning_rate=lambda f: 1e-3 * f,
-        clip_range=lambda f: 0.2 * f,
-        seed=0,
-    )
+    model = PPO("MlpPolicy", env, seed=0, **sb3_cartpole_ppo_kwargs())
     model.learn(24_000)
     evaluation = VecMonitor(VecEnv(make("gym-CartPole-v1", 4, backend="serial", seed=100)))
     mean, _ = evaluate_policy(model, evaluation, n_eval_episodes=8, deterministic=True)

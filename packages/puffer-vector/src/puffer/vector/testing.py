@@ -26,6 +26,7 @@ __all__ = [
     "SleepyEnv",
     "check_against_single_envs",
     "check_final_observations",
+    "sb3_cartpole_ppo_kwargs",
 ]
 
 Infos = list[dict[str, float]]
@@ -281,6 +282,21 @@ def check_final_observations(
     for raw in raws:
         raw.close()
     assert ended >= vec.num_envs, f"{vec!r}: only {ended} episodes ended in {steps} steps"
+
+
+def sb3_cartpole_ppo_kwargs() -> dict[str, Any]:
+    """Keyword arguments of SB3's `PPO` for CartPole-v1 from the rl-baselines3-zoo (8 envs,
+    100k steps there), used by the SB3 test and `benchmarks/sb3.py`."""
+    return {
+        "n_steps": 32,
+        "batch_size": 256,
+        "gae_lambda": 0.8,
+        "gamma": 0.98,
+        "n_epochs": 20,
+        "ent_coef": 0.0,
+        "learning_rate": lambda progress: 1e-3 * progress,  # linear decay to 0
+        "clip_range": lambda progress: 0.2 * progress,
+    }
 
 
 _NAMES = ("observations", "rewards", "terminals", "truncations", "masks")

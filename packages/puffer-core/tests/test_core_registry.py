@@ -65,7 +65,7 @@ def test_unknown_name_suggests_close_names(name: str, suggestion: str) -> None:
         make(name)
 
 
-MODULES = ["env", "layout", "emulation", "pettingzoo", "registry"]
+MODULES = ["actions", "env", "layout", "emulation", "pettingzoo", "registry"]
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -11,6 +11,7 @@ import pytest
 import puffer.vector.factory
 import puffer.vector.gym
 import puffer.vector.multiprocessing
+import puffer.vector.sb3
 import puffer.vector.serial
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -18,7 +19,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_vector_readme_snippets_run() -> None:
     snippets = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    assert len(snippets) == 3
+    assert len(snippets) == 4
     namespace: dict = {}
     for snippet in snippets:
         exec(compile(snippet, str(README), "exec"), namespace)
@@ -27,7 +28,13 @@ def test_vector_readme_snippets_run() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [puffer.vector.factory, puffer.vector.gym, puffer.vector.multiprocessing, puffer.vector.serial],
+    [
+        puffer.vector.factory,
+        puffer.vector.gym,
+        puffer.vector.multiprocessing,
+        puffer.vector.sb3,
+        puffer.vector.serial,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_vector_docstring_examples(module) -> None:

@@ -3,10 +3,16 @@
 Reach it through the `puffer.ocean` classes; tests check this stub against the module.
 """
 
+from typing import Any
+
 import numpy as np
 
 __version__: str
 ENVS: list[str]
+# name -> the header's SPEC: doc, c_type, header, obs_dtype, obs_size, obs_low, obs_high,
+# action_sizes, action_dim, action_low, action_high, config (name, type, default, min, max,
+# doc per field), log_names, env_size.
+SPECS: dict[str, dict[str, Any]]
 
 class _VecEnv:
     """Shared interface of every env class below (a stub-only base)."""
@@ -15,23 +21,31 @@ class _VecEnv:
         self,
         num_envs: int,
         config: dict[str, int | float],
+        num_threads: int = 1,
+    ) -> None: ...
+    def bind(
+        self,
         observations: np.ndarray,
         actions: np.ndarray,
         rewards: np.ndarray,
         terminals: np.ndarray,
         truncations: np.ndarray,
-        num_threads: int = 1,
     ) -> None: ...
     def reset(self, seed: int) -> None: ...
     def step(self) -> None: ...
+    def _step_unchecked(self) -> None: ...
     def log(self) -> dict[str, float]: ...
     def render(self, index: int = 0) -> np.ndarray: ...
+    def save_state(self) -> np.ndarray: ...
+    def load_state(self, state: np.ndarray) -> None: ...
     def close(self) -> None: ...
     num_threads: int
     @property
     def num_envs(self) -> int: ...
     @property
     def num_agents(self) -> int: ...
+    @property
+    def state_size(self) -> int: ...
     @property
     def closed(self) -> bool: ...
 

@@ -66,7 +66,7 @@ def test_ocean_load_state_refuses_another_env_and_changes_nothing() -> None:
     env = puffer.core.make("squared", num_envs=2)
     env.reset(seed=0)
     state = env.save_state()
-    with pytest.raises(APIUsageError, match="num_envs=2.*this env has num_envs=3"):
+    with pytest.raises(APIUsageError, match=r"num_envs=2.*this env has num_envs=3"):
         puffer.core.make("squared", num_envs=3).load_state(state)
     with pytest.raises(APIUsageError, match="state of 'squared'"):
         puffer.core.make("cartpole", num_envs=2).load_state(state)

@@ -35,7 +35,7 @@ except ImportError:  # TEMPORARY until wt/core's check_actions is merged; remove
             )
 
 
-__all__ = ["OceanEnv", "env_class"]
+__all__ = ["OceanEnv", "env_class", "header_path"]
 
 Infos = list[dict[str, Any]]
 RENDER_MODES = ("rgb_array", "ansi")
@@ -255,7 +255,7 @@ def env_class(name: str) -> type[OceanEnv]:
         shape = (spec["action_dim"],)
         action_space = spaces.Box(spec["action_low"], spec["action_high"], shape, np.float32)
     attributes = {
-        "__doc__": f"{spec['doc']}\n\nBuilt from csrc/{_header(spec)} (see `OceanEnv`).",
+        "__doc__": f"{spec['doc']}\n\nBuilt from csrc/{header_path(spec)} (see `OceanEnv`).",
         "__module__": "puffer.ocean",
         "__qualname__": class_name,
         "c_name": name,
@@ -267,7 +267,7 @@ def env_class(name: str) -> type[OceanEnv]:
     return type(class_name, (OceanEnv,), attributes)
 
 
-def _header(spec: dict[str, Any]) -> str:
+def header_path(spec: dict[str, Any]) -> str:
     """The header's path under csrc/, e.g. `squared/squared.h`."""
     return "/".join(spec["header"].replace("\\", "/").split("/")[-2:])
 

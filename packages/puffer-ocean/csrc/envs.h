@@ -11,3 +11,4 @@
 #include "g2048/g2048.h"
 #include "tetris/tetris.h"
 #include "memory/memory.h"
+#include "corridor/corridor.h"

@@ -180,7 +180,7 @@ def test_ocean_stub_matches_module() -> None:
     stub = Path(puffer.ocean.__file__).with_name("_ocean.pyi")
     tree = ast.parse(stub.read_text())
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    assert set(classes) - {"_VecEnv"} == set(_ocean.ENVS)
+    assert set(classes) == {"_VecEnv"}  # the env classes are reached through ENVS
     members = {
         node.name if isinstance(node, ast.FunctionDef) else node.target.id
         for node in classes["_VecEnv"].body

@@ -20,8 +20,9 @@
 //      `puffer.ocean.<Env>` and the registry name `<env>` then exist.
 //
 // The binding owns everything but physics: array validation, clearing rewards and flags before
-// each step, action range checks, per-env seeds, threads (pool.h), Log aggregation, saving and
-// loading state. It holds references to the numpy arrays it writes, so they outlive it.
+// a reset (each c_step writes all three itself), action range checks, per-env seeds, threads
+// (pool.h), Log aggregation, saving and loading state. It holds references to the numpy arrays it
+// writes, so they outlive it.
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -228,8 +229,9 @@ template <typename Env> class VecEnv {
         }
     }
 
-    // Refuses out-of-range discrete and non-finite continuous actions (naming the row and the
-    // value), then steps every env. Nothing is stepped when an action is refused.
+    // Refuses actions outside the action space (discrete ranges; continuous bounds, NaN and inf
+    // included), naming the row and the value, then steps every env. Nothing is stepped when an
+    // action is refused.
     void step() {
         check_bound("step");
         check_actions();
@@ -240,7 +242,6 @@ template <typename Env> class VecEnv {
     void step_unchecked() {
         check_bound("step");
         py::gil_scoped_release release;
-        clear_outputs();
         Env *envs = envs_.data();
         const int n = static_cast<int>(envs_.size());
         // Below MIN_ENVS_PER_THREAD instances a thread's share is cheaper than waking it.
@@ -398,7 +399,8 @@ template <typename Env> class VecEnv {
         }
     }
 
-    // The binding, not each env, clears this step's rewards and flags: one memset per array.
+    // Zeroes rewards and flags before a reset. Each c_step writes all three for every agent
+    // (the sanitizer harness poisons them to check), so steps pay for no extra pass.
     void clear_outputs() {
         std::memset(rewards_, 0, sizeof(float) * num_agents_);
         std::memset(terminals_, 0, num_agents_);
@@ -406,22 +408,26 @@ template <typename Env> class VecEnv {
     }
 
     // One branch-free pass over every action (it vectorizes); the slow search for the first
-    // bad one runs only when the pass found one.
+    // bad one runs only when the pass found one. NaN fails every comparison, so it is caught.
     void check_actions() const {
         const py::ssize_t rows = num_agents_;
         if constexpr (std::is_same_v<Act, float>) {
             const py::ssize_t count = rows * spec_->action_dim;
-            const uint32_t *bits = reinterpret_cast<const uint32_t *>(actions_);
+            const float low = static_cast<float>(spec_->action_low);
+            const float high = static_cast<float>(spec_->action_high);
             uint32_t bad = 0;
-            for (py::ssize_t i = 0; i < count; i++)
-                bad |= (bits[i] & 0x7F800000u) == 0x7F800000u;
+            for (py::ssize_t i = 0; i < count; i++) // NaN fails both comparisons
+                bad |= !(actions_[i] >= low) | !(actions_[i] <= high);
             if (!bad) return;
             for (py::ssize_t i = 0; i < count; i++) {
-                if (!std::isfinite(actions_[i])) {
+                if (!(actions_[i] >= low && actions_[i] <= high)) {
+                    const char *what =
+                        std::isfinite(actions_[i]) ? "outside" : "not finite, outside";
                     throw UsageError(name_ + ": action " + format_value(actions_[i]) + " at row " +
-                                     std::to_string(i / spec_->action_dim) +
-                                     " is not finite; the policy must produce finite actions "
-                                     "(clipping to the action space is its job)");
+                                     std::to_string(i / spec_->action_dim) + " is " + what + " [" +
+                                     format_value(low) + ", " + format_value(high) +
+                                     "]; clip continuous actions to single_action_space in the "
+                                     "policy (envs do not clip)");
                 }
             }
         } else {

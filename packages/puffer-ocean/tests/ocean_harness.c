@@ -4,9 +4,9 @@
  * Everything else comes from the header's SPEC, as in the binding: the config defaults, the
  * agents per env (c_init), the action space, the observation bounds and the state layout.
  *
- * argv[1] random steps from seed argv[2], doing what the binding does around each step (clear
- * rewards and flags, draw in-range actions) and checking after it that every reward is finite,
- * every flag 0 or 1 and every observation inside the declared bounds; a frame is rendered every
+ * argv[1] random in-range steps from seed argv[2], poisoning rewards and flags before each step
+ * and checking after it that c_step wrote every reward (finite) and flag (0 or 1) and that every
+ * observation is inside the declared bounds; a frame is rendered every
  * RENDER_EVERY steps. Then: a rerun of the first COMPARED steps with the same seed must match bit
  * for bit and one with another seed must differ; and halfway through, the state is saved,
  * COMPARED steps are taken, the state is loaded and the same steps must repeat bit for bit.
@@ -16,8 +16,9 @@
 
 #include ENV_HEADER
 
-enum { RENDER_EVERY = 997 }; /* prime, so frames land on varied states */
-enum { COMPARED = 20000 };   /* steps compared between reruns and across save/load */
+enum { RENDER_EVERY = 997 };             /* prime, so frames land on varied states */
+enum { COMPARED = 20000 };               /* steps compared between reruns and across save/load */
+static const uint8_t FLAG_POISON = 0xAA; /* a bool c_step must overwrite with 0 or 1 */
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
@@ -98,9 +99,11 @@ static uint64_t run_step(Run *r, long t, uint64_t h) {
                 (Act)rng_uniform(&r->action_rng, (float)SPEC.action_low, (float)SPEC.action_high);
         }
     }
-    memset(r->rewards, 0, (size_t)agents * sizeof(float));
-    memset(r->terminals, 0, (size_t)agents);
-    memset(r->truncations, 0, (size_t)agents);
+    /* Poison: c_step must write every reward and flag (the binding does not clear them). */
+    for (int i = 0; i < agents; i++) {
+        r->rewards[i] = NAN;
+        r->terminals[i] = r->truncations[i] = FLAG_POISON;
+    }
     c_step(&r->env);
     for (int i = 0; i < agents; i++) {
         if (!isfinite(r->rewards[i]) || r->terminals[i] > 1 || r->truncations[i] > 1) {

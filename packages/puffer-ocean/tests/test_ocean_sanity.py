@@ -155,8 +155,9 @@ def test_ocean_continuous_rewards_closeness() -> None:
     rng = np.random.default_rng(1)
     random = mean_reward(env, lambda obs: rng.uniform(-1, 1, (32, 3)).astype(np.float32))
     assert abs(random + 2 / 3) < 0.05
-    # Out-of-range actions are clipped, not rewarded beyond the box.
-    assert mean_reward(env, lambda obs: np.sign(obs) * 5.0) > -1.0
+    # Actions outside the box are refused (puffer.core.check_actions): the policy clips.
+    with pytest.raises(APIUsageError, match="outside Box"):
+        mean_reward(env, lambda obs: np.sign(obs).astype(np.float32) * 5.0)
 
 
 def test_ocean_stochastic_prefers_a_stochastic_policy() -> None:

@@ -77,7 +77,7 @@ def test_ocean_out_of_range_action_raises_on_every_step(name: str) -> None:
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
-def test_ocean_non_finite_continuous_action_raises(value: float) -> None:
+def test_ocean_continuous_action_outside_the_box_raises(value: float) -> None:
     env = puffer.ocean.CartpoleContinuous(num_envs=3)
     env.reset(seed=0)
     actions = np.zeros((3, 1), np.float32)
@@ -85,7 +85,10 @@ def test_ocean_non_finite_continuous_action_raises(value: float) -> None:
     actions[1, 0] = value
     with pytest.raises(APIUsageError, match=f"action {value} at row 1 is not finite"):
         env.step(actions)
-    actions[1, 0] = 5.0  # out of the Box but finite: the policy clips; the env clips too
+    actions[1, 0] = 1.5  # finite but outside the Box: clipping is the policy's job
+    with pytest.raises(APIUsageError, match=r"action 1.5 at row 1 is outside \[-1, 1\]"):
+        env.step(actions)
+    actions[1, 0] = 1.0
     env.step(actions)
     env.close()
 
@@ -95,6 +98,6 @@ def test_ocean_action_shape_and_dtype_checked() -> None:
     env.reset(seed=0)
     with pytest.raises(APIUsageError, match="dtype float32"):
         env.step(np.zeros(2, np.float32))
-    with pytest.raises(APIUsageError, match="rows"):
+    with pytest.raises(APIUsageError, match=r"shape \(3,\), expected \(2,\)"):
         env.step(np.zeros(3, np.int32))
     env.close()

@@ -32,7 +32,7 @@ static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "
 typedef struct {
     uint8_t *observations; /* (1, 9), caller-owned */
     int32_t *actions;      /* (1,) */
-    float *rewards;        /* (1,); the binding zeroes rewards and flags before each step */
+    float *rewards;        /* (1,); c_step writes rewards and both flags every step */
     uint8_t *terminals;
     uint8_t *truncations;
     int num_agents;
@@ -72,10 +72,11 @@ static void c_step(Corridor *env) {
     env->position = next < 0 ? 0 : (next >= CORRIDOR_LENGTH ? CORRIDOR_LENGTH - 1 : next);
     env->tick++;
     const int reached = env->position == env->goal;
-    if (reached || env->tick >= env->max_steps) {
-        env->rewards[0] = (float)reached;
-        env->terminals[0] = (uint8_t)reached;
-        env->truncations[0] = (uint8_t)!reached;
+    const int truncated = !reached && env->tick >= env->max_steps;
+    env->rewards[0] = (float)reached;
+    env->terminals[0] = (uint8_t)reached;
+    env->truncations[0] = (uint8_t)truncated;
+    if (reached || truncated) {
         env->log.episode_return += (float)reached;
         env->log.episode_length += (float)env->tick;
         env->log.score += (float)reached;

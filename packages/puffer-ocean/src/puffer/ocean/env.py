@@ -18,23 +18,6 @@ from puffer.core import APIUsageError, Buffer, PufferEnv
 from puffer.ocean import _ocean
 from puffer.ocean.render import frame_to_ansi
 
-try:
-    from puffer.core import check_actions
-except ImportError:  # TEMPORARY until wt/core's check_actions is merged; removed at merge
-
-    def check_actions(owner: str, space: Any, actions: Any, *, ranges: bool = True) -> None:
-        """Shape and dtype kind of an (N, *act_shape) batch (the interface's ranges=False)."""
-        if not isinstance(actions, np.ndarray) or actions.shape[1:] != space.shape:
-            shape = getattr(actions, "shape", type(actions).__name__)
-            raise APIUsageError(
-                f"{owner}: actions have shape {shape}, expected (N, *{space.shape})"
-            )
-        if actions.dtype.kind not in ("iu" if space.dtype.kind in "iu" else "f"):
-            raise APIUsageError(
-                f"{owner}: actions have dtype {actions.dtype}, expected {space.dtype}"
-            )
-
-
 __all__ = ["OceanEnv", "env_class", "header_path"]
 
 Infos = list[dict[str, Any]]
@@ -71,6 +54,9 @@ class OceanEnv(PufferEnv):
     c_name: ClassVar[str]
     config_class: ClassVar[type]
     spec: ClassVar[dict[str, Any]]
+    # `step` checks shape and dtype (puffer.core.check_actions); the binding checks ranges and
+    # finiteness in C, on every step.
+    check_action_ranges = False
 
     def __init__(
         self,
@@ -133,16 +119,6 @@ class OceanEnv(PufferEnv):
         self._c.log()  # episodes cut short by the reset are not reported
         self._steps = 0
         return []
-
-    def _write_actions(self, actions: Any) -> None:
-        # Shape and dtype here; ranges and finiteness in C, inside `step`, on every step.
-        check_actions(type(self).__name__, self.single_action_space, actions, ranges=False)
-        if len(actions) != self.num_agents:
-            raise APIUsageError(
-                f"{self}: actions have {len(actions)} rows, expected num_agents={self.num_agents}"
-            )
-        if actions is not self.actions:
-            self.actions[...] = actions
 
     def _step(self) -> Infos:
         self._c.step()

@@ -113,6 +113,28 @@ std::string format_value(double value) {
     return out.str();
 }
 
+// Whether any of `n` int32 actions lies outside [0, size), or any of `n` floats outside
+// [low, high] (NaN included). One branch-free pass that vectorizes; built for AVX2 and for the
+// baseline, the loader picking what the CPU has (twice the lanes: half the cost at 1,024 envs).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PUFFER_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PUFFER_CLONES
+#endif
+PUFFER_CLONES bool any_outside(const int32_t *actions, py::ssize_t n, int32_t size) {
+    uint32_t bad = 0;
+    for (py::ssize_t i = 0; i < n; i++)
+        bad |= static_cast<uint32_t>(actions[i]) >= static_cast<uint32_t>(size);
+    return bad;
+}
+
+PUFFER_CLONES bool any_outside(const float *actions, py::ssize_t n, float low, float high) {
+    uint32_t bad = 0;
+    for (py::ssize_t i = 0; i < n; i++) // NaN fails both comparisons
+        bad |= !(actions[i] >= low) | !(actions[i] <= high);
+    return bad;
+}
+
 // The spec as Python data: what puffer.ocean builds the env class from.
 py::dict spec_dict(const PufferSpec &spec, const char *c_type) {
     py::list config;
@@ -407,18 +429,15 @@ template <typename Env> class VecEnv {
         std::memset(truncations_, 0, num_agents_);
     }
 
-    // One branch-free pass over every action (it vectorizes); the slow search for the first
-    // bad one runs only when the pass found one. NaN fails every comparison, so it is caught.
+    // One branch-free pass over every action (any_outside); the slow search for the first bad
+    // one runs only when the pass found one.
     void check_actions() const {
         const py::ssize_t rows = num_agents_;
         if constexpr (std::is_same_v<Act, float>) {
             const py::ssize_t count = rows * spec_->action_dim;
             const float low = static_cast<float>(spec_->action_low);
             const float high = static_cast<float>(spec_->action_high);
-            uint32_t bad = 0;
-            for (py::ssize_t i = 0; i < count; i++) // NaN fails both comparisons
-                bad |= !(actions_[i] >= low) | !(actions_[i] <= high);
-            if (!bad) return;
+            if (!any_outside(actions_, count, low, high)) return;
             for (py::ssize_t i = 0; i < count; i++) {
                 if (!(actions_[i] >= low && actions_[i] <= high)) {
                     const char *what =
@@ -433,11 +452,9 @@ template <typename Env> class VecEnv {
         } else {
             const int heads = spec_->action_heads;
             const int *sizes = spec_->action_sizes;
-            uint32_t bad = 0;
+            bool bad = false;
             if (heads == 1) {
-                const uint32_t n = static_cast<uint32_t>(sizes[0]);
-                for (py::ssize_t i = 0; i < rows; i++)
-                    bad |= static_cast<uint32_t>(actions_[i]) >= n;
+                bad = any_outside(actions_, rows, sizes[0]);
             } else {
                 for (py::ssize_t i = 0; i < rows; i++)
                     for (int k = 0; k < heads; k++)
@@ -580,9 +597,11 @@ bool puffer_register(const char *name, const char *c_type, const char *header,
 
 } // namespace
 
-// clang-format off
+// The SPECs leave zero fields out, as C zero-initializes them; so does C++, without warning.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #include "envs.h"
-// clang-format on
+#pragma GCC diagnostic pop
 
 #define PUFFER_STRINGIFY(x) #x
 #define PUFFER_VERSION(x) PUFFER_STRINGIFY(x)

@@ -73,6 +73,11 @@ typedef struct {
     {offsetof(Env, observations), offsetof(Env, actions), offsetof(Env, rewards),                  \
      offsetof(Env, terminals), offsetof(Env, truncations)}
 #define PUFFER_COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
+/* The SPEC fields every header fills the same way, from its CONFIG, LOG_NAMES and struct. Fields
+ * a SPEC leaves out are zero/NULL: no per-element bounds, no heap arrays, no hooks. */
+#define PUFFER_SPEC_TABLES(Env)                                                                    \
+    .config = CONFIG, .log_names = LOG_NAMES, .log_size = PUFFER_COUNT(LOG_NAMES),                 \
+    .env_size = sizeof(Env), .rows = PUFFER_ROWS(Env)
 
 /* Wraps an env header. In C it names the env struct `OceanEnv` (the sanitizer harness steps
  * any header through that name); in the C++ binding it also puts the header in namespace

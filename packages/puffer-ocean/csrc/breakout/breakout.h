@@ -259,31 +259,18 @@ static void c_close(Breakout *env) {
 
 static const int ACTION_SIZES[] = {3};
 static const PufferSpec SPEC = {
-    .doc =
-        "Atari Breakout's rules: break the 18x6 wall with the ball, five lives. "
-        "Observation: (118,) float32 in [-1, 1]: paddle x, paddle y, ball x, ball y, ball vx, ball "
-        "vy, ball in play, score / 432, lives / 5, paddle width; then 108 bricks (1 standing), "
-        "row-major from the top. Action: Discrete(3): stay, left, right. Reward: the points of the "
-        "bricks broken in the step (7, 7, 4, 4, 1, 1 by row from the top).",
+    .doc = "Atari Breakout's rules: break the 18x6 wall with the ball, five lives. Observation: "
+           "(118,) float32 in [-1, 1]: paddle x, paddle y, ball x, ball y, ball vx, ball vy, "
+           "ball in play, score / 432, lives / 5, paddle width; then 108 bricks (1 standing), "
+           "row-major from the top. Action: Discrete(3): stay, left, right. Reward: the points "
+           "of the bricks broken in the step (7, 7, 4, 4, 1, 1 by row from the top).",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = BREAKOUT_OBS,
     .obs_low = -1,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Breakout),
-    .rows = PUFFER_ROWS(Breakout),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Breakout),
 };
 
 PUFFER_ENV_END(breakout, Breakout)

@@ -208,14 +208,7 @@ static const PufferSpec SPEC = {
     .action_dim = CARTPOLE_ACTION_DIM,
     .action_low = -1,
     .action_high = 1,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Cartpole),
-    .rows = PUFFER_ROWS(Cartpole),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Cartpole),
 };
 #undef CARTPOLE_DOC_ACTION
 

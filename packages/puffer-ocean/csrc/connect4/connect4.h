@@ -219,30 +219,18 @@ static void c_close(Connect4 *env) {
 
 static const int ACTION_SIZES[] = {CONNECT4_COLS};
 static const PufferSpec SPEC = {
-    .doc =
-        "Connect Four on a 6x7 board against an opponent that wins, else blocks, else plays at "
-        "random. Reward +1 win, -1 loss, 0 draw; a move into a full column loses (-1, terminal). "
-        "Observation: (42,) float32 in {-1, 0, 1}; cell (row r, column c) at r * 7 + c, row 0 at "
-        "the bottom; +1 the agent's pieces, -1 the opponent's. Action: Discrete(7), the column.",
+    .doc = "Connect Four on a 6x7 board against an opponent that wins, else blocks, else plays "
+           "at random. Reward +1 win, -1 loss, 0 draw; a move into a full column loses (-1, "
+           "terminal). Observation: (42,) float32 in {-1, 0, 1}; cell (row r, column c) at r * 7 "
+           "+ c, row 0 at the bottom; +1 the agent's pieces, -1 the opponent's. Action: "
+           "Discrete(7), the column.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = CONNECT4_OBS,
     .obs_low = -1,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Connect4),
-    .rows = PUFFER_ROWS(Connect4),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Connect4),
 };
 
 PUFFER_ENV_END(connect4, Connect4)

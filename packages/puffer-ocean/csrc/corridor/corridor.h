@@ -109,28 +109,15 @@ static void c_close(Corridor *env) {
 static const int ACTION_SIZES[] = {2};
 static const PufferSpec SPEC = {
     .doc = "Walk to the goal at one end of a 9-cell corridor, starting in the middle; the goal "
-           "end is drawn per episode. Reward 1 and a terminal on reaching it. "
-           "Observation: (9,) uint8 cells: 0 empty, 1 agent, 2 goal. "
-           "Action: Discrete(2): left, right.",
+           "end is drawn per episode. Reward 1 and a terminal on reaching it. Observation: (9,) "
+           "uint8 cells: 0 empty, 1 agent, 2 goal. Action: Discrete(2): left, right.",
     .obs_dtype = PUFFER_UINT8,
     .obs_size = CORRIDOR_LENGTH,
     .obs_low = 0,
     .obs_high = 2,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Corridor),
-    .rows = PUFFER_ROWS(Corridor),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Corridor),
 };
 
 PUFFER_ENV_END(corridor, Corridor)

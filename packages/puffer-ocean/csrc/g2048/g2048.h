@@ -210,31 +210,18 @@ static void c_close(G2048 *env) {
 
 static const int ACTION_SIZES[] = {4};
 static const PufferSpec SPEC = {
-    .doc =
-        "2048: slide and merge tiles; a 2 or 4 spawns after every move that changes the board. "
-        "Reward: 0.01 * log2(new tile) summed over a move's merges; -0.01 for a move that changes "
-        "nothing. Terminal when no move is possible. The log's `score` is the classic game score. "
-        "Observation: (16,) uint8, log2 of each tile row-major (0 empty), in [0, 18]. "
-        "Action: Discrete(4): up, down, left, right.",
+    .doc = "2048: slide and merge tiles; a 2 or 4 spawns after every move that changes the "
+           "board. Reward: 0.01 * log2(new tile) summed over a move's merges; -0.01 for a move "
+           "that changes nothing. Terminal when no move is possible. The log's `score` is the "
+           "classic game score. Observation: (16,) uint8, log2 of each tile row-major (0 empty), "
+           "in [0, 18]. Action: Discrete(4): up, down, left, right.",
     .obs_dtype = PUFFER_UINT8,
     .obs_size = G2048_OBS,
     .obs_low = 0,
     .obs_high = G2048_MAX_EXPONENT,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(G2048),
-    .rows = PUFFER_ROWS(G2048),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(G2048),
 };
 
 PUFFER_ENV_END(g2048, G2048)

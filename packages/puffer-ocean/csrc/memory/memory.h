@@ -124,32 +124,18 @@ static void c_close(Memory *env) {
 
 static const int ACTION_SIZES[] = {MEMORY_CUES};
 static const PufferSpec SPEC = {
-    .doc =
-        "See one of 4 cues, wait `delay` blank steps, then name the cue when queried: reward 1 "
-        "if right, else 0, and a terminal. Actions before the query are ignored. The query looks "
-        "the "
-        "same whatever the cue, so a memoryless policy scores 1/4 on average; a recurrent one, 1. "
-        "Observation: (5,) float32 in {0, 1}: the cue one-hot (first step only), then the query "
-        "flag (last step only). Action: Discrete(4).",
+    .doc = "See one of 4 cues, wait `delay` blank steps, then name the cue when queried: reward "
+           "1 if right, else 0, and a terminal. Actions before the query are ignored. The query "
+           "looks the same whatever the cue, so a memoryless policy scores 1/4 on average; a "
+           "recurrent one, 1. Observation: (5,) float32 in {0, 1}: the cue one-hot (first step "
+           "only), then the query flag (last step only). Action: Discrete(4).",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = MEMORY_OBS,
     .obs_low = 0,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Memory),
-    .rows = PUFFER_ROWS(Memory),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Memory),
 };
 
 PUFFER_ENV_END(memory, Memory)

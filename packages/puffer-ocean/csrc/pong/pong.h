@@ -220,29 +220,16 @@ static void c_close(Pong *env) {
 static const int ACTION_SIZES[] = {3};
 static const PufferSpec SPEC = {
     .doc = "Right paddle against a scripted left paddle that chases the ball at a capped speed. "
-           "Observation: (8,) float32 in [-1, 1]: own paddle y, opponent paddle y, ball x, ball y, "
-           "ball "
-           "vx, ball vy, own points and opponent points (fractions of max_score). "
+           "Observation: (8,) float32 in [-1, 1]: own paddle y, opponent paddle y, ball x, ball "
+           "y, ball vx, ball vy, own points and opponent points (fractions of max_score). "
            "Action: Discrete(3): stay, up, down. Reward +1 per point won, -1 per point lost.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = 8,
     .obs_low = -1,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Pong),
-    .rows = PUFFER_ROWS(Pong),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Pong),
 };
 
 PUFFER_ENV_END(pong, Pong)

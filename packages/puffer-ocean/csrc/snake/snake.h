@@ -293,29 +293,18 @@ static void c_close(Snake *env) {
 
 static const int ACTION_SIZES[] = {4};
 static const PufferSpec SPEC = {
-    .doc = "`num_snakes` snakes per instance share a grid with food; each snake is one agent. "
-           "A snake grows by eating, dies (terminal, reward_death) on a wall or any snake body, "
-           "leaves "
-           "its body as food and respawns at once. Observation: (121,) int8, the 11x11 cells "
-           "around the "
-           "head: 0 empty, 1 food, 2 corpse, 3 wall, 4 snake. Action: Discrete(4): up, down, left, "
-           "right.",
+    .doc = "`num_snakes` snakes per instance share a grid with food; each snake is one agent. A "
+           "snake grows by eating, dies (terminal, reward_death) on a wall or any snake body, "
+           "leaves its body as food and respawns at once. Observation: (121,) int8, the 11x11 "
+           "cells around the head: 0 empty, 1 food, 2 corpse, 3 wall, 4 snake. Action: "
+           "Discrete(4): up, down, left, right.",
     .obs_dtype = PUFFER_INT8,
     .obs_size = SNAKE_OBS,
     .obs_low = 0,
     .obs_high = 4,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Snake),
-    .rows = PUFFER_ROWS(Snake),
+    PUFFER_SPEC_TABLES(Snake),
     .blocks = snake_blocks,
     .relink = snake_relink,
     .check = snake_check,

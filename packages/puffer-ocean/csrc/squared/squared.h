@@ -135,27 +135,15 @@ static void c_close(Squared *env) {
 static const int ACTION_SIZES[] = {5};
 static const PufferSpec SPEC = {
     .doc = "One agent walks to a target on an 11x11 grid; reward 1 and a terminal on arrival. "
-           "Observation: (121,) uint8 cells, row-major: 0 empty, 1 agent, 2 target. "
-           "Action: Discrete(5): no-op, down, up, left, right (walls stop the agent).",
+           "Observation: (121,) uint8 cells, row-major: 0 empty, 1 agent, 2 target. Action: "
+           "Discrete(5): no-op, down, up, left, right (walls stop the agent).",
     .obs_dtype = PUFFER_UINT8,
     .obs_size = SQUARED_GRID * SQUARED_GRID,
     .obs_low = 0,
     .obs_high = 2,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Squared),
-    .rows = PUFFER_ROWS(Squared),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Squared),
 };
 
 PUFFER_ENV_END(squared, Squared)

@@ -207,30 +207,17 @@ static void c_close(Target *env) {
 
 static const int ACTION_SIZES[] = {9, 5};
 static const PufferSpec SPEC = {
-    .doc =
-        "Eight agents per instance turn and move to collect four goals; +1 per goal touched. "
-        "Observation: (28,) float32 in [-1, 1]: own position (2), heading cos/sin (2), speed (1), "
-        "offsets to the 4 goals (8) and to the 7 other agents (14), episode progress (1). "
-        "Action: MultiDiscrete([9, 5]): turn rate, speed.",
+    .doc = "Eight agents per instance turn and move to collect four goals; +1 per goal touched. "
+           "Observation: (28,) float32 in [-1, 1]: own position (2), heading cos/sin (2), speed "
+           "(1), offsets to the 4 goals (8) and to the 7 other agents (14), episode progress "
+           "(1). Action: MultiDiscrete([9, 5]): turn rate, speed.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = TARGET_OBS,
     .obs_low = -1,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Target),
-    .rows = PUFFER_ROWS(Target),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Target),
 };
 
 PUFFER_ENV_END(target, Target)

@@ -373,35 +373,21 @@ static void c_close(Tetris *env) {
 
 static const int ACTION_SIZES[] = {7};
 static const PufferSpec SPEC = {
-    .doc =
-        "Tetris: place falling tetrominoes; full rows clear. Reward 0.1, 0.3, 0.5, 0.8 for "
-        "clearing 1-4 lines at once; terminal when a new piece cannot enter the well. "
-        "Observation: (234,) float32 in [-1, 1]: the 20x10 well row-major from the top (200; 1 "
-        "locked, -1 falling piece, 0 empty), one-hot falling piece (7), next piece (7) and "
-        "rotation "
-        "(4), column heights / 20 (10), then piece column, piece row, gravity phase, episode "
-        "progress, lines cleared by the last lock / 4 and holes / 200 (6). "
-        "Action: Discrete(7): no-op, left, right, rotate clockwise, rotate counter-clockwise, soft "
-        "drop, hard drop. Gravity drops the piece one row every 4 steps.",
+    .doc = "Tetris: place falling tetrominoes; full rows clear. Reward 0.1, 0.3, 0.5, 0.8 for "
+           "clearing 1-4 lines at once; terminal when a new piece cannot enter the well. "
+           "Observation: (234,) float32 in [-1, 1]: the 20x10 well row-major from the top (200; "
+           "1 locked, -1 falling piece, 0 empty), one-hot falling piece (7), next piece (7) and "
+           "rotation (4), column heights / 20 (10), then piece column, piece row, gravity phase, "
+           "episode progress, lines cleared by the last lock / 4 and holes / 200 (6). Action: "
+           "Discrete(7): no-op, left, right, rotate clockwise, rotate counter-clockwise, soft "
+           "drop, hard drop. Gravity drops the piece one row every 4 steps.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = TETRIS_OBS,
     .obs_low = -1,
     .obs_high = 1,
-    .obs_lows = NULL,
-    .obs_highs = NULL,
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
-    .action_dim = 0,
-    .action_low = 0,
-    .action_high = 0,
-    .config = CONFIG,
-    .log_names = LOG_NAMES,
-    .log_size = PUFFER_COUNT(LOG_NAMES),
-    .env_size = sizeof(Tetris),
-    .rows = PUFFER_ROWS(Tetris),
-    .blocks = NULL,
-    .relink = NULL,
-    .check = NULL,
+    PUFFER_SPEC_TABLES(Tetris),
 };
 
 PUFFER_ENV_END(tetris, Tetris)

@@ -6,7 +6,11 @@ the bound `env.actions` (so drawing random numbers is not what is measured) and 
 loops are timed, in alternation:
 
 - `binding`: `np.copyto(env.actions, pool[i]); env._c.step()` - the C step through the pybind11
-  binding, the figure the issue's speed targets refer to;
+  binding, the figure the issue's speed targets refer to; it includes the binding's check of
+  every action (range for discrete, finiteness for continuous);
+- `unchecked`: the same loop through `env._c._step_unchecked()`, the step without that check,
+  timed in alternation with `binding`; the `check` column is the cost of the action check,
+  1 - binding / unchecked in steps per CPU second (robust to a loaded machine);
 - `step`: `np.copyto(...); env.step(env.actions)` - the public PufferEnv call, adding its Python
   overhead (checks, log collection every `log_interval` steps).
 
@@ -39,8 +43,7 @@ import numpy as np
 import puffer.core
 import puffer.ocean
 
-ENVS = ["squared", "cartpole", "cartpole_continuous", "pong", "breakout", "snake"]
-ENVS += ["target", "connect4", "g2048", "tetris", "memory"]
+ENVS = list(puffer.ocean.ENVS)  # every C env the binding was built with
 POOL = 16  # pre-generated action arrays, cycled
 
 
@@ -79,22 +82,37 @@ def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace
     env.reset(seed=0)
     pool = action_pool(env.single_action_space, env.actions.shape, seed=1)
     actions, native_step, step = env.actions, env._c.step, env.step
+    native_unchecked = env._c._step_unchecked
 
     def binding(n: int) -> None:
         for i in range(n):
             np.copyto(actions, pool[i % POOL])
             native_step()
 
+    def unchecked(n: int) -> None:
+        for i in range(n):
+            np.copyto(actions, pool[i % POOL])
+            native_unchecked()
+
     def public(n: int) -> None:
         for i in range(n):
             np.copyto(actions, pool[i % POOL])
             step(actions)
 
-    rates: dict[str, list[float]] = {"binding": [], "cpu": [], "step": []}
+    rates: dict[str, list[float]] = {
+        "binding": [],
+        "cpu": [],
+        "step": [],
+        "unchecked": [],
+        "unchecked_cpu": [],
+    }
     for _ in range(args.repeats):
         wall, cpu = timed(binding, env.num_agents, args.seconds)
         rates["binding"].append(wall)
         rates["cpu"].append(cpu)
+        wall, cpu = timed(unchecked, env.num_agents, args.seconds)
+        rates["unchecked"].append(wall)
+        rates["unchecked_cpu"].append(cpu)
         rates["step"].append(timed(public, env.num_agents, args.seconds)[0])
     env.close()
     return {key: statistics.median(values) for key, values in rates.items()}
@@ -131,7 +149,10 @@ def main() -> None:
         f" puffer-ocean={puffer.ocean.__version__}"
     )
     print("agent steps/s, median of", args.repeats, "runs; M = 1e6")
-    print(f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'step':>11}{'cpu':>11}  peer")
+    print(
+        f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'unchecked':>11}{'check':>8}"
+        f"{'step':>11}{'cpu':>11}  peer"
+    )
     one_thread: dict[tuple[str, int], float] = {}
     for name in args.envs:
         for size in args.sizes:
@@ -148,6 +169,8 @@ def main() -> None:
                     peer = f"{rates['binding'] / one_thread[name, size]:.2f}x one thread"
                 print(
                     f"{name:<20}{size:>6}{threads:>8}{rates['binding'] / 1e6:>10.2f}M"
+                    f"{rates['unchecked'] / 1e6:>10.2f}M"
+                    f"{1 - rates['cpu'] / rates['unchecked_cpu']:>+8.1%}"
                     f"{rates['step'] / 1e6:>10.2f}M{rates['cpu'] / 1e6:>10.2f}M  {peer}",
                     flush=True,
                 )

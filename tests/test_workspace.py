@@ -21,7 +21,8 @@ ALLOWED_IMPORTS = {
     "ocean": {"core"},
     "train": {"core", "vector"},
     "sweep": set(),
-    "cli": {"core", "vector", "ocean", "train", "sweep"},
+    "envs": {"core"},
+    "cli": {"core", "vector", "ocean", "train", "sweep", "envs"},
 }
 
 

@@ -242,16 +242,27 @@ def load_config(
         >>> config.run.train.learning_rate
         0.0003
     """
-    data = _base_layer(env_creator(env_name))
-    env_file = _config_dir() / f"{env_name}.toml"
+    creator = env_creator(env_name)
+    data = _base_layer(creator)
+    env_file = _env_config_file(env_name, creator)
     if env_file.is_file():
-        layer = _read(env_file, f"{env_name}.toml")
-        _merge(data, layer, f"{env_name}.toml", open_paths={("env",)})
+        layer = _read(env_file, env_file.name)
+        _merge(data, layer, env_file.name, open_paths={("env",)})
     if config_file is not None:
         path = Path(config_file)
         _merge(data, _read(path, str(path)), str(path), open_paths={("env",)})
     _apply_overrides(data, overrides)
     return _build(env_name, data)
+
+
+def _env_config_file(env_name: str, creator: Callable[..., Any]) -> Traversable:
+    """The env's shipped TOML: ours in `puffer/cli/configs/`, else the one its creator names.
+
+    Packages outside the CLI (puffer-envs) ship their TOMLs beside their envs and point at
+    them with a `config_file` attribute on the creator.
+    """
+    own = _config_dir() / f"{env_name}.toml"
+    return own if own.is_file() else getattr(creator, "config_file", own)
 
 
 def _build(env_name: str, data: dict[str, Any]) -> Config:

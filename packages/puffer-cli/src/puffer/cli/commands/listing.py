@@ -70,13 +70,33 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        table.add_row(ep.name, *row, package, "yes" if ep.name in shipped else "default")
+        has_config = ep.name in shipped or hasattr(ep.load(), "config_file")
+        table.add_row(ep.name, *row, package, "yes" if has_config else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)
+    families = _family_table()
+    if families is not None:
+        out.print(families)
     out.print(
         "Also: gym-<Gymnasium id> (e.g. gym-CartPole-v1) and pettingzoo-<family>.<module> "
         "(e.g. pettingzoo-classic.rps_v2), emulated by puffer.core."
     )
+
+
+def _family_table() -> Table | None:
+    """Each third-party family of puffer-envs (optional) with its state: installed, or the
+    command that installs it."""
+    try:
+        from puffer.envs import FAMILIES
+    except ImportError:
+        return None
+    table = Table(title="env families (puffer-envs)")
+    for column in ("family", "state", "envs", "about"):
+        table.add_column(column)
+    for family in FAMILIES.values():
+        state = "installed" if family.installed else f"[yellow]{family.install_command}[/yellow]"
+        table.add_row(family.name, state, str(len(family.env_ids())), family.summary)
+    return table
 
 
 def show_config(

@@ -99,10 +99,10 @@ class AtariEnv(PufferEnv):
             )
         if render_mode not in (None, "rgb_array"):
             raise APIUsageError(f"{name}: render_mode={render_mode!r}; use None or 'rgb_array'")
-        if roms.get_rom_path(game) is None:
+        if game not in roms.get_all_rom_ids():
             raise APIUsageError(
                 f"{name}: ale-py has no ROM {game!r}; ROM names are snake_case, e.g. "
-                f"{', '.join(sorted(set(GAMES.values())))}"
+                f"{', '.join(sorted(GAMES.values()))}"
             )
         self.game = game
         self.name = name

@@ -48,6 +48,15 @@ def _stacked_frames(parallel_env: Any, size: int, stack: int) -> Any:
             self.space = spaces.Box(0, 255, (stack, size, size), np.uint8)
             self.frames: dict[str, deque] = {}
 
+        # ParallelEnv declares these on the class, so the wrapper's __getattr__ never sees them.
+        @property
+        def agents(self) -> list[str]:
+            return self.env.agents
+
+        @property
+        def possible_agents(self) -> list[str]:
+            return self.env.possible_agents
+
         def observation_space(self, agent: str) -> spaces.Box:
             return self.space
 
@@ -85,7 +94,8 @@ def make_pistonball(
     buf: Buffer | None = None,
 ) -> Any:
     """Pistonball with `n_pistons` agents; observations (n_pistons, 3, 84, 84) uint8, actions
-    (n_pistons,) int32 in [0, 3).
+    (n_pistons,) int32 in [0, 3). It always renders (see below); `render_mode` is accepted
+    for `puffer eval`.
 
     Example:
         >>> env = make_pistonball(n_pistons=4)
@@ -94,12 +104,19 @@ def make_pistonball(
         ((4, 3, 84, 84), dtype('uint8'), Discrete(3))
     """
     FAMILIES["butterfly"].require("butterfly-pistonball")
-    from pettingzoo.butterfly import pistonball_v6
+    import pettingzoo
 
     from puffer.core import PettingZooPufferEnv
 
-    env = pistonball_v6.parallel_env(
-        n_pistons=n_pistons, continuous=False, max_cycles=max_cycles, render_mode=render_mode
+    env = pettingzoo.make(
+        "parallel",
+        "butterfly/pistonball-v6",
+        n_pistons=n_pistons,
+        continuous=False,
+        max_cycles=max_cycles,
+        # Pistonball draws its screen, which the observations are cut from, only when it
+        # renders: without a render mode every observation is the first frame forever.
+        render_mode="rgb_array",
     )
     wrapped = _stacked_frames(env, PISTONBALL_SIZE, PISTONBALL_STACK)
     return PettingZooPufferEnv(wrapped, buf=buf, seed=seed)
@@ -125,11 +142,13 @@ def make_knights_archers_zombies(
         ((4, 27, 5), Discrete(6))
     """
     FAMILIES["butterfly"].require("butterfly-kaz")
-    from pettingzoo.butterfly import knights_archers_zombies_v11
+    import pettingzoo
 
     from puffer.core import PettingZooPufferEnv
 
-    env = knights_archers_zombies_v11.parallel_env(
+    env = pettingzoo.make(
+        "parallel",
+        "butterfly/knights_archers_zombies-v11",
         num_archers=num_archers,
         num_knights=num_knights,
         max_zombies=max_zombies,

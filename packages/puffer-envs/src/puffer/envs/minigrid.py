@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from puffer.core import Buffer
+from puffer.core import APIUsageError, Buffer
 from puffer.envs._family import FAMILIES
 from puffer.envs._loop import LoopEnv
 from puffer.envs._shipped import creator
@@ -81,6 +81,8 @@ class MiniGridEnv(LoopEnv):
 
     def render(self) -> np.ndarray:
         """Env 0's whole grid as RGB (H, W, 3) uint8, as MiniGrid draws it."""
+        if self.render_mode != "rgb_array":
+            raise APIUsageError(f"{self}: render() needs render_mode='rgb_array' at creation")
         return self.games[0].render()
 
     def close(self) -> None:

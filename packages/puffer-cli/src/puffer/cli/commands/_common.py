@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from puffer.cli.config import Config, config_names, load_config
 from puffer.core import EnvNotFoundError, PufferError, registered_envs
@@ -50,7 +51,8 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except (PufferError, SweepError) as error:
-        err_console.print(f"[bold red]error:[/bold red] {error}", soft_wrap=True)
+        # escape: messages hold brackets (`pip install "puffer-envs[atari]"`) rich would eat.
+        err_console.print(f"[bold red]error:[/bold red] {escape(str(error))}", soft_wrap=True)
         raise typer.Exit(2) from error
 
 

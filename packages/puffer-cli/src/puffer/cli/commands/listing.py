@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from gymnasium import spaces
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from puffer.cli.commands._common import (
@@ -94,7 +95,8 @@ def _family_table() -> Table | None:
     for column in ("family", "state", "envs", "about"):
         table.add_column(column)
     for family in FAMILIES.values():
-        state = "installed" if family.installed else f"[yellow]{family.install_command}[/yellow]"
+        command = escape(family.install_command)  # its [extra] is no rich markup
+        state = "installed" if family.installed else f"[yellow]{command}[/yellow]"
         table.add_row(family.name, state, str(len(family.env_ids())), family.summary)
     return table
 

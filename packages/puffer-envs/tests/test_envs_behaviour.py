@@ -55,7 +55,7 @@ def test_atari_episodic_life_off_gives_game_terminals_only() -> None:
 
 
 def test_atari_unknown_rom_names_the_known_ones() -> None:
-    with pytest.raises(APIUsageError, match="no ROM 'Breakout'.*snake_case.*space_invaders"):
+    with pytest.raises(APIUsageError, match=r"no ROM 'Breakout'.*snake_case.*space_invaders"):
         AtariEnv("Breakout")
 
 

@@ -47,8 +47,11 @@ def test_atari_truncated_game_reports_its_real_score_and_length() -> None:
     assert np.abs(np.concatenate(rewards)).max() <= 1.0  # clipped for training
 
 
-def test_atari_episodic_life_off_gives_game_terminals_only() -> None:
-    env = AtariEnv("breakout", num_envs=2, num_threads=1, episodic_life=False)
+@pytest.mark.parametrize(
+    "kwargs", [{"episodic_life": False}, {"render_mode": "rgb_array"}], ids=["off", "rendered"]
+)
+def test_atari_whole_games_without_episodic_life_or_when_rendered(kwargs) -> None:
+    env = AtariEnv("breakout", num_envs=2, num_threads=1, **kwargs)
     infos, terminals = _run(env, 300)
     env.close()
     assert terminals == len(infos)

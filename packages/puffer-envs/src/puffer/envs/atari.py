@@ -51,7 +51,9 @@ class AtariEnv(PufferEnv):
         frameskip: emulator frames per agent step (with a max over the last two).
         stack: frames stacked in one observation.
         noop_max: up to this many no-op steps after each reset.
-        episodic_life: report a life loss as a terminal (the game goes on); for training.
+        episodic_life: report a life loss as a terminal (the game goes on); for training, so
+            it applies only without a render mode: a rendered env (`puffer eval`) plays whole
+            games, as evaluations of Atari agents do.
         clip_rewards: rewards in the buffer are clipped to [-1, 1] (stats keep the real score).
         repeat_action_probability: sticky actions (0.25 in Machado et al.'s protocol).
         max_episode_frames: emulator frames before a game is truncated.
@@ -115,7 +117,7 @@ class AtariEnv(PufferEnv):
             stack_num=stack,
             noop_max=noop_max,
             episodic_life=False,
-            life_loss_info=episodic_life,
+            life_loss_info=episodic_life and render_mode is None,
             reward_clipping=False,
             repeat_action_probability=repeat_action_probability,
             max_num_frames_per_episode=max_episode_frames,

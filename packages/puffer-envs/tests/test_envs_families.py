@@ -15,7 +15,7 @@ SMOKE = {
     "atari-breakout": ({"num_envs": 2, "num_threads": 1}, "nature_cnn"),
     "minatar-breakout": ({"num_envs": 2}, "mlp"),
     "minigrid-doorkey-5x5": ({"num_envs": 2}, "mlp"),
-    "crafter": ({"num_envs": 2}, "nature_cnn"),
+    "crafter": ({"num_envs": 1}, "nature_cnn"),  # a world takes ~1 s to generate
     "butterfly-kaz": ({}, "mlp"),
     "butterfly-pistonball": ({"n_pistons": 4}, "nature_cnn"),
 }

@@ -26,7 +26,8 @@ ALLOWED_IMPORTS = {
     "kernels": set(),
     "train": {"core", "vector", "kernels"},
     "sweep": set(),
-    "cli": {"core", "vector", "ocean", "train", "sweep", "kernels"},
+    "envs": {"core"},
+    "cli": {"core", "vector", "ocean", "train", "sweep", "kernels", "envs"},
 }
 
 

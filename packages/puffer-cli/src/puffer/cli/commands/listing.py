@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from gymnasium import spaces
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -20,7 +21,7 @@ from puffer.cli.commands._common import (
 )
 from puffer.cli.config import config_names
 from puffer.cli.overrides import flag
-from puffer.core import make, registered_envs
+from puffer.core import env_creator, make, registered_envs
 from puffer.core.registry import env_package
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
@@ -71,13 +72,34 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        table.add_row(name, *row, package, "yes" if name in shipped else "default")
+        has_config = name in shipped or hasattr(env_creator(name), "config_file")
+        table.add_row(name, *row, package, "yes" if has_config else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)
+    families = _family_table()
+    if families is not None:
+        out.print(families)
     out.print(
         "Also: gym-<Gymnasium id> (e.g. gym-CartPole-v1) and pettingzoo-<family>.<module> "
         "(e.g. pettingzoo-classic.rps_v2), emulated by puffer.core."
     )
+
+
+def _family_table() -> Table | None:
+    """Each third-party family of puffer-envs (optional) with its state: installed, or the
+    command that installs it."""
+    try:
+        from puffer.envs import FAMILIES
+    except ImportError:
+        return None
+    table = Table(title="env families (puffer-envs)")
+    for column in ("family", "state", "envs", "about"):
+        table.add_column(column)
+    for family in FAMILIES.values():
+        command = escape(family.install_command)  # its [extra] is no rich markup
+        state = "installed" if family.installed else f"[yellow]{command}[/yellow]"
+        table.add_row(family.name, state, str(len(family.env_ids())), family.summary)
+    return table
 
 
 def show_config(

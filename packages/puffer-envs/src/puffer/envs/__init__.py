@@ -1,0 +1,31 @@
+"""puffer.envs: third-party env families with their preprocessing, policies and configs.
+
+Each family (Atari, MinAtar, MiniGrid, Crafter, butterfly) is an optional extra; its library
+is imported only when one of its envs is made. `FAMILIES` says which are installed and how to
+install the others; `puffer.core.make("atari-breakout")` makes an env by id.
+"""
+
+from __future__ import annotations
+
+from puffer.envs._family import FAMILIES, Family, MissingDependencyError, family
+from puffer.envs.atari import AtariEnv
+from puffer.envs.butterfly import make_knights_archers_zombies, make_pistonball
+from puffer.envs.crafter import CrafterEnv, crafter_score
+from puffer.envs.minatar import MinAtarEnv
+from puffer.envs.minigrid import MiniGridEnv
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FAMILIES",
+    "AtariEnv",
+    "CrafterEnv",
+    "Family",
+    "MinAtarEnv",
+    "MiniGridEnv",
+    "MissingDependencyError",
+    "crafter_score",
+    "family",
+    "make_knights_archers_zombies",
+    "make_pistonball",
+]

@@ -1,0 +1,102 @@
+"""What each family's preprocessing promises: Atari's episodic life and game stats, MiniGrid's
+success stat, Crafter's achievements, MinAtar's truncation, pistonball's stacked frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from puffer.core import APIUsageError, make
+from puffer.envs import AtariEnv, CrafterEnv, MinAtarEnv, MiniGridEnv, crafter_score
+
+
+def _run(env, steps: int, seed: int = 0) -> tuple[list[dict], int]:
+    """Random actions for `steps` steps: (episode infos, number of terminal rows seen)."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    infos, terminals = [], 0
+    for _ in range(steps):
+        actions = rng.integers(0, env.single_action_space.n, env.num_agents).astype(np.int32)
+        _, _, term, _, step_infos = env.step(actions)
+        infos += step_infos
+        terminals += int(term.sum())
+    return infos, terminals
+
+
+def test_atari_life_loss_is_terminal_but_the_game_goes_on() -> None:
+    env = AtariEnv("breakout", num_envs=2, num_threads=1)
+    infos, terminals = _run(env, 300)
+    env.close()
+    # Random play loses several lives in 300 steps; games (5 lives) end far less often.
+    assert terminals >= 4
+    assert len(infos) < terminals
+
+
+def test_atari_truncated_game_reports_its_real_score_and_length() -> None:
+    env = AtariEnv("breakout", num_envs=2, num_threads=1, max_episode_frames=400)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    infos, rewards = [], []
+    for _ in range(120):
+        _, r, _, _, step_infos = env.step(rng.integers(0, 4, 2).astype(np.int32))
+        infos += step_infos
+        rewards.append(r.copy())
+    env.close()
+    assert infos, "a 400-frame limit must end games within 120 steps of frame skip 4"
+    assert all(0 < info["episode_length"] <= 100 for info in infos)
+    assert np.abs(np.concatenate(rewards)).max() <= 1.0  # clipped for training
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"episodic_life": False}, {"render_mode": "rgb_array"}], ids=["off", "rendered"]
+)
+def test_atari_whole_games_without_episodic_life_or_when_rendered(kwargs) -> None:
+    env = AtariEnv("breakout", num_envs=2, num_threads=1, **kwargs)
+    infos, terminals = _run(env, 300)
+    env.close()
+    assert terminals == len(infos)
+
+
+def test_atari_unknown_rom_names_the_known_ones() -> None:
+    with pytest.raises(APIUsageError, match=r"no ROM 'Breakout'.*snake_case.*space_invaders"):
+        AtariEnv("Breakout")
+
+
+def test_minatar_truncates_at_max_episode_steps() -> None:
+    env = MinAtarEnv("freeway", num_envs=2, max_episode_steps=50)
+    env.reset(seed=0)
+    truncated = 0
+    for _ in range(50):
+        _, _, _, trunc, infos = env.step(np.ones(2, np.int32))
+        truncated += int(trunc.sum())
+    assert truncated == 2 and [info["episode_length"] for info in infos] == [50.0, 50.0]
+    with pytest.raises(APIUsageError, match="no MinAtar game 'pacman'"):
+        MinAtarEnv("pacman")
+
+
+def test_minigrid_reports_success() -> None:
+    env = MiniGridEnv("MiniGrid-Empty-5x5-v0", num_envs=4)
+    infos, _ = _run(env, 200)
+    assert infos and all(info["success"] in (0.0, 1.0) for info in infos)
+    # Empty-5x5's goal is a few random steps away: some random episodes reach it.
+    assert any(info["success"] == 1.0 for info in infos)
+
+
+def test_crafter_episode_reports_every_achievement() -> None:
+    env = CrafterEnv(num_envs=1, length=30)
+    infos, _ = _run(env, 30)
+    assert len(infos) == 1
+    achievements = {k: v for k, v in infos[0].items() if k.startswith("achievements/")}
+    assert len(achievements) == 22 and set(achievements.values()) <= {0.0, 1.0}
+    assert crafter_score(dict.fromkeys(achievements, 0.0)) == 0.0
+
+
+def test_pistonball_stacks_frames() -> None:
+    env = make("butterfly-pistonball", n_pistons=3)
+    obs, _ = env.reset(seed=0)
+    # After a reset the stack holds the first frame three times.
+    np.testing.assert_array_equal(obs[:, 0], obs[:, 2])
+    for _ in range(3):
+        obs, *_ = env.step(np.full(3, 2, np.int32))
+    assert not np.array_equal(obs[:, 0], obs[:, 2])  # pistons moved up between the frames
+    env.close()

@@ -1,0 +1,48 @@
+"""The TOMLs shipped with puffer-envs: the CLI finds them, and they resolve and validate."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+from puffer.cli.config import load_config
+from puffer.envs import FAMILIES
+
+ENV_IDS = [env_id for family in FAMILIES.values() for env_id in family.env_ids()]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_env_id_has_a_config_that_resolves(env_id: str) -> None:
+    config = load_config(env_id)
+    family = env_id.split("-")[0]
+    expected = {
+        "atari": "nature_cnn",
+        "minatar": "mlp",
+        "minigrid": "mlp",
+        "crafter": "nature_cnn",
+    }.get(family)
+    if expected is not None:
+        assert config.run.policy.encoder == expected
+    assert config.run.train.optimizer == "adam"
+
+
+def test_overrides_apply_over_the_shipped_config() -> None:
+    config = load_config("atari-pong", overrides=["--env.num-envs", "4"])
+    assert config.run.env["num_envs"] == 4 and config.run.env["game"] == "pong"
+
+
+MODULES = [
+    "puffer.envs.atari",
+    "puffer.envs.minatar",
+    "puffer.envs.minigrid",
+    "puffer.envs.crafter",
+    "puffer.envs.butterfly",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -150,7 +150,7 @@ class Protein(Method):
         # step, or a category changes, when the acquisition prefers it.
         candidates = self.space.neighbours(self._candidates(x[front]))
         mean, std = self._score_gp.predict(self.space.features(candidates))
-        cost_mean, _ = self._cost_gp.predict(self.space.features(candidates))
+        cost_mean, cost_std = self._cost_gp.predict(self.space.features(candidates))
         ucb = mean + self.kappa * std
         ucb_norm = (ucb - ucb.min()) / max(float(np.ptp(ucb)), 1e-12)
         lo, hi = float(log_cost[ok].min()), float(log_cost[ok].max())
@@ -164,7 +164,9 @@ class Protein(Method):
         if self.max_cost is not None:
             over = cost_mean > math.log(self.max_cost)
             if over.all():
-                return candidates[int(np.argmin(cost_mean))]
+                # Nothing seen so far is under the cap: go where the cost could be lowest
+                # (two standard deviations down), which leads away from what was tried.
+                return candidates[int(np.argmin(cost_mean - 2.0 * cost_std))]
             acquisition[over] = -np.inf
         return candidates[int(np.argmax(acquisition))]
 

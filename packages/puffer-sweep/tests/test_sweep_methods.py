@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -198,3 +202,34 @@ def test_sweep_protein_respects_the_cost_cap() -> None:
                 over.append(cost > 64.0)
         # The cap applies to the cost GP's prediction, so allow one mispredicted run.
         assert sum(over) <= 1, (seed, over)
+
+
+def _benchmark() -> ModuleType:
+    """benchmarks/sweep.py, whose mixed task the next test runs at a smaller size."""
+    path = Path(__file__).parents[3] / "benchmarks" / "sweep.py"
+    spec = importlib.util.spec_from_file_location("_sweep_benchmark", path)
+    assert spec is not None and spec.loader is not None, f"{path} is missing"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+RUNS = 20
+
+
+def test_sweep_protein_beats_random_on_a_mixed_space() -> None:
+    # benchmarks/sweep.py at a smaller size (README: 30 runs, 10 seeds, Protein vs Random at
+    # the same seed). Here each Protein sweep must beat the 75th percentile of 20 Random sweeps.
+    bench = _benchmark()
+    for seed in (0, 1):
+        task = bench._mixed(seed)
+        random_best = [bench.best_after(task, "random", s, RUNS) for s in range(100, 120)]
+        method = make_protein(task.space, seed=seed)
+        best = -math.inf
+        for _ in range(RUNS):
+            params = method.suggest()
+            score, cost, _ = task.evaluate(params, task.space.normalize(params))
+            method.observe(params, score, cost)
+            best = max(best, score)
+        assert best > np.percentile(random_best, 75), (seed, best, sorted(random_best))

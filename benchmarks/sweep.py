@@ -23,7 +23,8 @@ Also, on ``mixed``: the best true score of Protein and of Random after 30 runs, 
 the number of seeds Protein wins (``--compare-runs``).
 
 Recommended: ``uv run python benchmarks/sweep.py`` (10 seeds, about 10 minutes on 2 cores);
-``--seeds 3 --tasks bowl`` for a quick look. Torch runs single-threaded.
+``--seeds 3 --tasks bowl`` for a quick look; ``--compare-only`` for the mixed-task comparison
+alone (10 seeds x 30 runs, a few minutes). Torch runs single-threaded.
 """
 
 from __future__ import annotations
@@ -287,6 +288,9 @@ def main() -> None:
         default=30,
         help="runs per sweep of the best-score comparison on the mixed task; 0 skips it",
     )
+    parser.add_argument(
+        "--compare-only", action="store_true", help="run the best-score comparison only"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     optuna.logging.set_verbosity(logging.WARNING)
@@ -300,6 +304,8 @@ def main() -> None:
     )
     if args.compare_runs:
         compare_best(args.seeds, args.compare_runs)
+    if args.compare_only:
+        return
     ratios: dict[str, dict[str, float]] = {}
     for task_name in args.tasks:
         print(

@@ -1,4 +1,5 @@
-"""The ask/tell methods: Pareto front, bounds, goals, failures, learning curves, cost cap."""
+"""The ask/tell methods: Pareto front, bounds, goals, failures, learning curves; Protein tests
+that Random fails: warm-up in runs, integer and categorical moves, cost cap, a mixed space."""
 
 from __future__ import annotations
 

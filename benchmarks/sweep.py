@@ -14,9 +14,17 @@ Tasks (the optimum moves with the seed, so no method is helped by a lucky defaul
             (``observe_curve``); the others see each run's final score, as they are built to.
   hartmann  4 params: the Hartmann-3 function (mirrored per seed) times a steps factor; the
             cost grows with steps and with one of the scored parameters.
+  mixed     5 params, continuous + integer + categorical: lr and gamma (a bowl whose lr optimum
+            moves with the layer count), layers (int 1-8, best value per seed), activation
+            (categorical, 5 values, a per-seed penalty each), steps (raise the score, multiply
+            the cost with the layers).
+
+Also, on ``mixed``: the best true score of Protein and of Random after 30 runs, per seed, and
+the number of seeds Protein wins (``--compare-runs``).
 
 Recommended: ``uv run python benchmarks/sweep.py`` (10 seeds, about 10 minutes on 2 cores);
-``--seeds 3 --tasks bowl`` for a quick look. Torch runs single-threaded.
+``--seeds 3 --tasks bowl`` for a quick look; ``--compare-only`` for the mixed-task comparison
+alone (10 seeds x 30 runs, a few minutes). Torch runs single-threaded.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,7 +143,37 @@ def _hartmann(seed: int) -> Task:
     return Task("hartmann", space, evaluate, 1.0 - 0.4 * math.exp(-50.0))
 
 
-TASKS = {"bowl": _bowl, "curve": _curve, "hartmann": _hartmann}
+ACTIVATIONS = ("relu", "tanh", "gelu", "elu", "silu")
+
+
+def _mixed(seed: int) -> Task:
+    space = parse_sweep_config(
+        {
+            "lr": {"distribution": "log", "min": 1e-5, "max": 1e-1},
+            "gamma": {"distribution": "logit", "min": 0.8, "max": 0.9999},
+            "layers": {"distribution": "int", "min": 1, "max": 8},
+            "activation": {"distribution": "categorical", "values": list(ACTIVATIONS)},
+            "steps": {"distribution": "log", "min": 1e5, "max": 1e8},
+        }
+    ).space
+    rng = np.random.default_rng(4000 + seed)
+    opt = rng.uniform(-0.7, 0.7, size=2)
+    best_layers = int(rng.integers(1, 9))
+    penalty = dict(zip(ACTIVATIONS, rng.permutation([0.0, 0.06, 0.1, 0.14, 0.2]), strict=True))
+
+    def evaluate(params: dict, x: np.ndarray) -> tuple[float, float, list]:
+        # Deeper nets want a smaller learning rate: the lr optimum moves with the layer count.
+        lr_opt = opt[0] - 0.08 * (params["layers"] - best_layers)
+        loss = 0.35 * ((x[0] - lr_opt) ** 2 + (x[1] - opt[1]) ** 2)
+        loss += 0.02 * (params["layers"] - best_layers) ** 2 + penalty[params["activation"]]
+        loss += 0.3 * math.exp(-2.5 * (x[4] + 1))
+        cost = params["steps"] / 1e5 * (0.5 + params["layers"] / 8)
+        return 1.0 - loss, cost, []
+
+    return Task("mixed", space, evaluate, 1.0 - 0.3 * math.exp(-5.0))
+
+
+TASKS = {"bowl": _bowl, "curve": _curve, "hartmann": _hartmann, "mixed": _mixed}
 
 
 class _TPE(Method):
@@ -168,29 +206,54 @@ def _make(name: str, space: Space, seed: int) -> Method:
     return _TPE(space, seed)
 
 
-def run_one(task: Task, method_name: str, seed: int, max_runs: int) -> dict:
-    """One sweep until a run reaches TARGET * best (or max_runs); returns runs, cost, times."""
+def _runs(task: Task, method_name: str, seed: int, max_runs: int) -> Iterator[tuple]:
+    """Yields (true score, cost, suggest() seconds) of each run of one sweep, in order."""
     method = _make(method_name, task.space, seed)
     noise = np.random.default_rng(seed + 77)
-    total = 0.0
-    times = []
-    for run in range(1, max_runs + 1):
+    for _ in range(max_runs):
         start = time.perf_counter()
         params = method.suggest()
-        times.append(time.perf_counter() - start)
-        x = task.space.normalize(params)
-        score, cost, curve = task.evaluate(params, x)
-        total += cost
-        if score >= TARGET * task.best:
-            return {"runs": run, "cost": total, "reached": True, "times": times}
-        observed = score + noise.normal(0.0, NOISE)
+        seconds = time.perf_counter() - start
+        score, cost, curve = task.evaluate(params, task.space.normalize(params))
+        yield score, cost, seconds
         if curve and isinstance(method, Protein):
             method.observe_curve(
                 params, [(s, v + noise.normal(0.0, NOISE), c) for s, v, c in curve]
             )
         else:
-            method.observe(params, observed, cost)
+            method.observe(params, score + noise.normal(0.0, NOISE), cost)
+
+
+def run_one(task: Task, method_name: str, seed: int, max_runs: int) -> dict:
+    """One sweep until a run reaches TARGET * best (or max_runs); returns runs, cost, times."""
+    total = 0.0
+    times = []
+    for run, (score, cost, seconds) in enumerate(_runs(task, method_name, seed, max_runs), 1):
+        total += cost
+        times.append(seconds)
+        if score >= TARGET * task.best:
+            return {"runs": run, "cost": total, "reached": True, "times": times}
     return {"runs": max_runs, "cost": total, "reached": False, "times": times}
+
+
+def best_after(task: Task, method_name: str, seed: int, runs: int) -> float:
+    """The best true score of a sweep of ``runs`` runs."""
+    return max(score for score, _, _ in _runs(task, method_name, seed, runs))
+
+
+def compare_best(seeds: int, runs: int, peer: str = "random") -> int:
+    """Prints, per seed, the best score of Protein and of ``peer`` after ``runs`` runs on the
+    mixed task (continuous + int + categorical); returns the seeds Protein wins."""
+    print(f"\nmixed: best true score after {runs} runs (of {_mixed(0).best:.3f} achievable)")
+    print(f"  {'seed':>4} {'protein':>8} {peer:>8}  winner")
+    wins = 0
+    for seed in range(seeds):
+        ours = best_after(_mixed(seed), "protein", seed, runs)
+        theirs = best_after(_mixed(seed), peer, seed, runs)
+        wins += ours > theirs
+        print(f"  {seed:>4} {ours:>8.4f} {theirs:>8.4f}  {'protein' if ours > theirs else peer}")
+    print(f"  protein's best beats {peer}'s in {wins} of {seeds} seeds")
+    return wins
 
 
 def suggest_time_at(n: int, repeats: int = 5) -> list[float]:
@@ -219,6 +282,15 @@ def main() -> None:
     parser.add_argument("--max-runs", type=int, default=200)
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--methods", nargs="+", default=["protein", "random", "genetic", "tpe"])
+    parser.add_argument(
+        "--compare-runs",
+        type=int,
+        default=30,
+        help="runs per sweep of the best-score comparison on the mixed task; 0 skips it",
+    )
+    parser.add_argument(
+        "--compare-only", action="store_true", help="run the best-score comparison only"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     optuna.logging.set_verbosity(logging.WARNING)
@@ -230,6 +302,10 @@ def main() -> None:
         f"target: {TARGET:.0%} of the best score; medians over {args.seeds} seeds; a sweep that"
         f" never reaches it within {args.max_runs} runs counts all its runs (marked *)"
     )
+    if args.compare_runs:
+        compare_best(args.seeds, args.compare_runs)
+    if args.compare_only:
+        return
     ratios: dict[str, dict[str, float]] = {}
     for task_name in args.tasks:
         print(

@@ -151,3 +151,84 @@ def test_sweep_snap_matches_denormalize_rounding() -> None:
     for row, snapped_row in zip(x, snapped, strict=True):
         assert space.denormalize(snapped_row) == pytest.approx(space.denormalize(row))
         assert np.allclose(space.normalize(space.denormalize(row)), snapped_row)
+
+
+ACT = Param("act", Scale.CATEGORICAL, values=("relu", "tanh", "gelu", "elu"))
+
+
+def test_sweep_categorical_values_get_equal_bins_and_round_trip() -> None:
+    xs = np.linspace(-1.0, 1.0, 4001)
+    picked = [ACT.denormalize(x) for x in xs]
+    counts = [picked.count(v) for v in ACT.values]  # type: ignore[union-attr]
+    assert max(counts) - min(counts) <= 1  # uniform draws pick each value equally often
+    for value in ACT.values:  # type: ignore[union-attr]
+        assert ACT.denormalize(ACT.normalize(value)) == value
+    assert ACT.default == "relu"
+    assert Param("a", Scale.CATEGORICAL, mean="gelu", values=("relu", "gelu")).default == "gelu"
+
+
+def test_sweep_categorical_keeps_bools_apart_from_ints() -> None:
+    mixed = Param("flag", Scale.CATEGORICAL, values=(1, True, "1"))
+    assert [mixed.denormalize(mixed.normalize(v)) for v in (1, True, "1")] == [1, True, "1"]
+    assert type(mixed.denormalize(mixed.normalize(True))) is bool
+
+
+def test_sweep_neighbours_offer_the_other_grid_side_and_every_other_category() -> None:
+    space = Space([Param("x", Scale.LINEAR, 0, 1), Param("n", Scale.INT, 1, 8), ACT])
+    x = np.array([[0.1, -0.2, -0.9], [0.5, 0.95, 0.3]])
+    rows = space.neighbours(x)
+    assert rows.shape == (2 * (1 + 1 + 3), 3)
+    assert np.array_equal(rows[:2], space.snap(x))
+    values = [space.denormalize(r) for r in rows]
+    # n: latent 3.8 rounds to 4 and has 3 beside it; latent 7.8 rounds to 8, beside it 7.
+    assert [v["n"] for v in values[:4]] == [4, 8, 3, 7]
+    assert [v["act"] for v in values[0::2]] == ["relu", "relu", "tanh", "gelu", "elu"]
+    assert all(v["x"] in (0.55, 0.75) for v in values)  # continuous columns untouched
+
+
+def test_sweep_features_one_hot_encode_categoricals() -> None:
+    space = Space([Param("x", Scale.LINEAR, 0, 1), ACT])
+    x = space.snap(np.array([[0.2, -0.9], [0.2, 0.9]]))
+    assert space.num_features == 5
+    assert space.features(x).tolist() == [[0.2, 1, 0, 0, 0], [0.2, 0, 0, 0, 1]]
+
+
+def test_sweep_parse_categorical_spec() -> None:
+    config = parse_sweep_config(
+        {"policy.act": {"distribution": "choice", "values": ["relu", "tanh"], "mean": "tanh"}}
+    )
+    (param,) = config.space.params
+    assert (param.scale, param.values, param.default) == (
+        Scale.CATEGORICAL,
+        ("relu", "tanh"),
+        "tanh",
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        ({"distribution": "categorical"}, r"missing \['values'\]"),
+        ({"distribution": "categorical", "values": "relu"}, "needs values, a list"),
+        ({"distribution": "categorical", "values": ["relu"]}, "at least two distinct"),
+        ({"distribution": "categorical", "values": ["a", "a"]}, "at least two distinct"),
+        ({"distribution": "categorical", "values": [[1], 2]}, r"got \[\[1\]\]"),
+        ({"distribution": "categorical", "values": [1.0, float("nan")]}, "finite floats"),
+        ({"distribution": "categorical", "values": ["a", "b"], "min": 0}, "not min/max"),
+        ({"distribution": "categorical", "values": ["a", "b"], "mean": "c"}, "'c' is not one"),
+        ({"distribution": "linear", "min": 0, "max": 1, "values": [1, 2]}, "use distribution"),
+        ({"distribution": "linear", "min": "0", "max": 1}, "min must be a number"),
+        ({"min": 0, "max": 1}, r"missing \['distribution'\]"),
+    ],
+)
+def test_sweep_bad_categorical_specs_are_refused(spec: dict, match: str) -> None:
+    with pytest.raises(SweepConfigError, match=match):
+        Param.from_spec("policy.act", spec)
+
+
+def test_sweep_unknown_categorical_value_and_categorical_steps_key_are_refused() -> None:
+    space = Space([ACT])
+    with pytest.raises(SweepConfigError, match=r"'selu' is not one of its values \['relu'"):
+        space.normalize({"act": "selu"})
+    with pytest.raises(SweepConfigError, match="steps_key 'act' is categorical"):
+        Space([ACT], steps_key="act")

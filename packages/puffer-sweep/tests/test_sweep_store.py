@@ -166,3 +166,24 @@ def test_sweep_killed_process_resumes_from_the_store(tmp_path: Path) -> None:
     assert len(after) == 12
     assert after[: len(before)] == before
     assert sorted(r["run_id"] for r in after) == list(range(12))
+
+
+def test_sweep_categorical_params_resume_from_the_store(tmp_path: Path) -> None:
+    section = {
+        "method": "random",
+        "max_runs": 6,
+        "x": {"distribution": "linear", "min": 0.0, "max": 1.0},
+        "act": {"distribution": "categorical", "values": ["relu", 2, 0.5, True]},
+    }
+    config = parse_sweep_config(section)
+
+    def objective(params: dict) -> RunResult:
+        return RunResult(score=params["x"], cost=1.0)
+
+    first = run_sweep(objective, config, max_runs=4, store=tmp_path / "sweep.jsonl")
+    resumed = run_sweep(objective, config, store=tmp_path / "sweep.jsonl")
+    assert [r.params for r in resumed.runs[:4]] == [r.params for r in first.runs]
+    assert len(resumed.runs) == 6
+    for record in resumed.runs:  # JSON keeps each value's type: True stays apart from 2 and 1
+        value = record.params["act"]
+        assert any(value == v and type(value) is type(v) for v in ("relu", 2, 0.5, True))

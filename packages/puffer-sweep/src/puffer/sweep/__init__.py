@@ -1,6 +1,6 @@
 """puffer.sweep: Protein, cost-aware hyperparameter search with an ask/tell API.
 
-Public names: search spaces (`Param`, `Scale`, `Space`, `nest`), the `[sweep]` config
+Public names: search spaces (`Param`, `Scalar`, `Scale`, `Space`, `nest`), the `[sweep]` config
 (`SweepConfig`, `parse_sweep_config`), methods behind one ask/tell interface (`Method`,
 `Protein`, `Random`, `ParetoGenetic`), the resumable `SweepStore`, runners (`SerialRunner`,
 `LocalRunner`, `RayRunner`) and the `run_sweep` driver.
@@ -24,7 +24,7 @@ from puffer.sweep.runners import (
     RunResult,
     SerialRunner,
 )
-from puffer.sweep.space import Param, Params, Scale, Space, nest
+from puffer.sweep.space import Param, Params, Scalar, Scale, Space, nest
 from puffer.sweep.store import RunRecord, SweepStore
 
 __version__ = "0.1.0"
@@ -45,6 +45,7 @@ __all__ = [
     "RunRecord",
     "RunResult",
     "Runner",
+    "Scalar",
     "Scale",
     "SerialRunner",
     "Space",

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from puffer.sweep.errors import SweepConfigError
-from puffer.sweep.space import Params, Space
+from puffer.sweep.space import Params, Scalar, Space
 
 __all__ = ["CurvePoint", "Method", "ParetoGenetic", "Random", "pareto_front"]
 
@@ -54,6 +54,11 @@ class Method(ABC):
         space: The searched parameters.
         goal: "maximize" or "minimize" the score.
         seed: Seed of the method's random draws.
+
+    Attributes:
+        num_runs: Runs observed (one per `observe` or `observe_curve` call), failures included.
+        num_ok_runs: Those of them that did not fail; warm-ups count these, not the
+            observations, of which a learning curve adds several per run.
     """
 
     def __init__(
@@ -72,6 +77,7 @@ class Method(ABC):
         self._cost: list[float] = []
         self._failed: list[bool] = []
         self.num_runs = 0
+        self.num_ok_runs = 0
         self._num_suggested = 0
 
     def __repr__(self) -> str:
@@ -94,7 +100,7 @@ class Method(ABC):
     def _suggest(self) -> Params:
         """The method's own suggestion, drawing from ``self.rng``."""
 
-    def observe(self, params: Mapping[str, float | int], score: float | None, cost: float) -> None:
+    def observe(self, params: Mapping[str, Scalar], score: float | None, cost: float) -> None:
         """Records one finished run.
 
         Args:
@@ -105,10 +111,11 @@ class Method(ABC):
         Raises:
             SweepConfigError: If ``cost`` is negative or not finite, or a parameter is missing.
         """
-        self._record(params, score, cost)
+        failed = self._record(params, score, cost)
         self.num_runs += 1
+        self.num_ok_runs += not failed
 
-    def observe_curve(self, params: Mapping[str, float | int], curve: Sequence[CurvePoint]) -> None:
+    def observe_curve(self, params: Mapping[str, Scalar], curve: Sequence[CurvePoint]) -> None:
         """Records one finished run with its learning curve.
 
         Each point becomes an observation whose steps parameter (``space.steps_key``) is the steps
@@ -134,7 +141,8 @@ class Method(ABC):
         steps, score, cost = curve[-1]
         self.observe(params if key is None else {**params, key: steps}, score, cost)
 
-    def _record(self, params: Mapping[str, float | int], score: float | None, cost: float) -> None:
+    def _record(self, params: Mapping[str, Scalar], score: float | None, cost: float) -> bool:
+        """Appends one observation; returns whether it is a failure."""
         if not (math.isfinite(cost) and cost >= 0):
             raise SweepConfigError(
                 f"{type(self).__name__}.observe: cost must be finite and >= 0, got {cost}; "
@@ -146,6 +154,7 @@ class Method(ABC):
         self._score.append(float(signed))  # type: ignore[arg-type]
         self._cost.append(float(cost))
         self._failed.append(failed)
+        return failed
 
     @property
     def num_observations(self) -> int:
@@ -186,7 +195,8 @@ class ParetoGenetic(Method):
         space: The searched parameters.
         goal: "maximize" or "minimize" the score.
         seed: Seed of the method's random draws.
-        num_warmup: Random suggestions before mutating the front.
+        num_warmup: Successful runs (not learning-curve points) with random suggestions before
+            mutating the front.
         mutation_scale: Standard deviation of the Gaussian mutation, in normalized units.
     """
 
@@ -204,10 +214,10 @@ class ParetoGenetic(Method):
         self.mutation_scale = mutation_scale
 
     def _suggest(self) -> Params:
+        if self.num_ok_runs < self.num_warmup:
+            return self.space.denormalize(self._uniform())
         x, score, cost, failed = self.observations()
         ok = np.flatnonzero(~failed)
-        if len(ok) < self.num_warmup:
-            return self.space.denormalize(self._uniform())
         front = ok[pareto_front(score[ok], cost[ok])]
         parent = x[self.rng.choice(front)]
         child = parent + self.rng.normal(0.0, self.mutation_scale, size=parent.shape)

@@ -4,6 +4,8 @@ One suggestion, after the warm-up:
 
     observations -> GP(score), GP(log cost)          refit, a few warm-started Adam steps
     Pareto front of (score up, cost down) -> candidates = front members + Gaussian steps
+    each candidate rounded, plus its neighbours      int/pow2: the grid value on the other side;
+                                                     categorical: every other value
     target ~ U(0, 1 + expansion_rate)                 a cost level, as a fraction of the seen range
     acquisition = ucb_norm * (1 - |cost_norm - target|), candidates over max_cost excluded
     suggestion = argmax acquisition
@@ -39,7 +41,8 @@ class Protein(Method):
         goal: "maximize" or "minimize" the score.
         seed: Seed of every random draw (Sobol scrambling, candidates, target costs).
         max_cost: Cap on a run's predicted cost; None for no cap.
-        num_warmup: Successful runs observed before the GPs take over; None picks max(5, d // 2 + 2).
+        num_warmup: Successful runs (not learning-curve points) before the GPs take over; None
+            picks max(5, d // 2 + 2).
         num_candidates: Candidates scored by the acquisition per suggestion.
         search_scale: Largest standard deviation of the steps around front members, in
             normalized units; each candidate draws its own scale log-uniformly below it.
@@ -88,15 +91,14 @@ class Protein(Method):
         self.kappa = kappa
         self.gp_max_points = gp_max_points
         self.gp_tune_points = gp_tune_points
-        self._score_gp = GP(len(space), steps=gp_steps)
-        self._cost_gp = GP(len(space), steps=gp_steps)
+        self._score_gp = GP(space.num_features, steps=gp_steps)
+        self._cost_gp = GP(space.num_features, steps=gp_steps)
         self._sobol = torch.quasirandom.SobolEngine(len(space), scramble=True, seed=seed)
 
     def _suggest(self) -> Params:
-        failed = self.observations()[3]
         if self._num_suggested == 1:
             return self.space.default()
-        if int((~failed).sum()) < self.num_warmup:
+        if self.num_ok_runs < self.num_warmup:
             return self._warmup()
         return self.space.denormalize(self._model_suggestion())
 
@@ -138,30 +140,40 @@ class Protein(Method):
 
         front = ok[pareto_front(score[ok], cost[ok])]
         fit = self._subset(front, np.where(failed, np.nan, score), len(y))
-        self._score_gp.fit(x[fit], y[fit], self._tune_rows(len(fit)))
+        features = self.space.features(x)
+        self._score_gp.fit(features[fit], y[fit], self._tune_rows(len(fit)))
         fit_ok = fit[~failed[fit]]
-        self._cost_gp.fit(x[fit_ok], log_cost[fit_ok], self._tune_rows(len(fit_ok)))
+        self._cost_gp.fit(features[fit_ok], log_cost[fit_ok], self._tune_rows(len(fit_ok)))
 
-        candidates = self._candidates(x[front])
-        mean, std = self._score_gp.predict(candidates)
-        cost_mean, _ = self._cost_gp.predict(candidates)
+        # Discrete parameters are searched in the continuous latent, then each candidate is
+        # scored at its rounded value and at the neighbouring grid values: an integer moves a
+        # step, or a category changes, when the acquisition prefers it.
+        candidates = self.space.neighbours(self._candidates(x[front]))
+        mean, std = self._score_gp.predict(self.space.features(candidates))
+        cost_mean, cost_std = self._cost_gp.predict(self.space.features(candidates))
         ucb = mean + self.kappa * std
         ucb_norm = (ucb - ucb.min()) / max(float(np.ptp(ucb)), 1e-12)
         lo, hi = float(log_cost[ok].min()), float(log_cost[ok].max())
-        cost_norm = (cost_mean - lo) / max(hi - lo, 1e-12)
         target = self.rng.uniform(0.0, 1.0 + self.expansion_rate)
-        acquisition = ucb_norm * (1.0 - np.abs(cost_norm - target))
+        acquisition = ucb_norm.copy()
+        # Every run costing the same gives no cost range to aim in (and dividing the GP's
+        # rounding error by it would swamp the score): then the score alone decides.
+        if hi - lo > 1e-9:
+            cost_norm = (cost_mean - lo) / (hi - lo)
+            acquisition *= 1.0 - np.abs(cost_norm - target)
         if self.max_cost is not None:
             over = cost_mean > math.log(self.max_cost)
             if over.all():
-                return candidates[int(np.argmin(cost_mean))]
+                # Nothing seen so far is under the cap: go where the cost could be lowest
+                # (two standard deviations down), which leads away from what was tried.
+                return candidates[int(np.argmin(cost_mean - 2.0 * cost_std))]
             acquisition[over] = -np.inf
         return candidates[int(np.argmax(acquisition))]
 
     def _candidates(self, centres: np.ndarray) -> np.ndarray:
-        """num_candidates points: most are Gaussian steps from front members, with scales drawn
-        log-uniformly in [search_scale / 20, search_scale]; an eighth are uniform, so regions far
-        from the front keep a chance."""
+        """num_candidates points of the continuous latent (not snapped): most are Gaussian steps
+        from front members, with scales drawn log-uniformly in [search_scale / 20,
+        search_scale]; an eighth are uniform, so regions far from the front keep a chance."""
         d = centres.shape[1]
         n_uniform = self.num_candidates // 8
         n_local = self.num_candidates - n_uniform
@@ -169,4 +181,4 @@ class Protein(Method):
         scales = self.search_scale * np.exp(self.rng.uniform(np.log(0.05), 0.0, size=(n_local, 1)))
         local = np.clip(parents + scales * self.rng.standard_normal((n_local, d)), -1.0, 1.0)
         uniform = self.rng.uniform(-1.0, 1.0, size=(n_uniform, d))
-        return self.space.snap(np.concatenate([local, uniform]))
+        return np.concatenate([local, uniform])

@@ -116,7 +116,10 @@ def _print_summary(summary: SweepSummary, metric: str, store: Path) -> None:
     for column in ("run", metric, "cost (s)", "params"):
         table.add_column(column)
     for record in summary.best:
-        params = ", ".join(f"{k}={v:.4g}" for k, v in record.params.items())
+        params = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"  # categoricals: any scalar
+            for k, v in record.params.items()
+        )
         table.add_row(str(record.run_id), f"{record.score:.4g}", f"{record.cost:.1f}", params)
     console.print(table)
     console.print(

@@ -25,6 +25,7 @@ from puffer.train import (
 )
 from puffer.train import checkpoint as ckpt
 from puffer.train.metrics import read_jsonl
+from puffer.train.paths import RunPaths
 
 ENV = "gym-CartPole-v1"
 OCEAN = "cartpole"  # the C env: fast enough to learn within the test budget
@@ -75,8 +76,8 @@ def test_checkpoint_restores_model_optimizer_counters_and_rng(tmp_path: Path) ->
         first.evaluate()
         first.train()
     path = first.save_checkpoint()
-    assert path == tmp_path / ckpt.CHECKPOINT_NAME
-    assert [p.name for p in tmp_path.iterdir()] == [ckpt.CHECKPOINT_NAME]  # no temp files left
+    assert path == tmp_path / RunPaths.CHECKPOINT
+    assert [p.name for p in tmp_path.iterdir()] == [RunPaths.CHECKPOINT]  # no temp files left
     expected_draw = torch.rand(3)
 
     second = _trainer(config)
@@ -143,7 +144,7 @@ def test_killed_run_resumes_to_the_same_step_count_and_keeps_learning(tmp_path: 
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait()
-    killed_at = ckpt.load(run_dir / ckpt.CHECKPOINT_NAME)["trainer"]["global_step"]
+    killed_at = ckpt.load(run_dir / RunPaths.CHECKPOINT)["trainer"]["global_step"]
     assert 0 < killed_at < config.train.total_timesteps
     early = read_jsonl(metrics)[:10]
     early_return = sum(r.get("environment/episode_return") or 0 for r in early) / len(early)

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import random
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from gymnasium import spaces
+import torch.distributed as dist
 
 from puffer.core import APIUsageError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.config import Config
-from puffer.train.metrics import JSONLSink, MetricsSink
+from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
+from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL, apply_torch_threads
+from puffer.train.rollout import Rollout
 
-__all__ = ["TrainResult", "evaluate_episodes", "make_vecenv", "train"]
+__all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
 
 
 @dataclass
@@ -76,7 +80,63 @@ def make_vecenv(env_name: str, config: Config) -> Any:
 
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 (user envs and policies may draw from it)
     torch.manual_seed(seed)
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped `train` at an epoch boundary after it wrote a checkpoint.
+
+    Attributes:
+        signum: the signal (`signal.SIGINT` or `signal.SIGTERM`).
+        paths: the run's `RunPaths`; `paths.checkpoint` holds the epoch just finished.
+        global_step: agent steps in that checkpoint.
+    """
+
+    def __init__(self, signum: int, paths: RunPaths | None, global_step: int):
+        where = f"; checkpoint {paths.checkpoint}" if paths is not None else ""
+        super().__init__(f"stopped by {signal.Signals(signum).name} at step {global_step}{where}")
+        self.signum = signum
+        self.paths = paths
+        self.global_step = global_step
+
+
+class _StopSignals:
+    """While active, SIGINT/SIGTERM ask the training loop to stop at the next epoch end.
+
+    A second signal raises `KeyboardInterrupt` at once (the last checkpoint stays). Only the
+    main thread can take signals; elsewhere this does nothing.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum
+
+    def requested(self, device: torch.device) -> int | None:
+        """The signal that asked to stop, on any DDP rank (so all stop together), or None."""
+        if not dist.is_initialized() or dist.get_world_size() == 1:
+            return self.signum
+        flag = torch.tensor([self.signum or 0], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        # Host-device sync: once per epoch.
+        return int(flag.item()) or None
 
 
 def train(
@@ -91,6 +151,10 @@ def train(
 ) -> TrainResult:
     """Train on `env` until `config.train.total_timesteps`, checkpointing along the way.
 
+    SIGINT (Ctrl-C) or SIGTERM stops the run at the end of the current epoch (after its update
+    and its metrics row), writes a checkpoint there and raises `TrainingInterrupted`; resume
+    it with `train.resume` and the same `train.run_id`. A second signal stops at once.
+
     Args:
         env: a registered env name (made per `config.vec` and `config.env`) or a ready vecenv
             (not closed here).
@@ -103,6 +167,9 @@ def train(
 
     Returns:
         a `TrainResult`.
+
+    Raises:
+        TrainingInterrupted: a signal stopped the run (after checkpointing it).
 
     Example:
         >>> import tempfile
@@ -126,12 +193,19 @@ def train(
     trainer = None
     try:
         policy = policy if policy is not None else make_policy(config.policy, vecenv)
-        run_dir = None
-        if rank == 0 or cfg.run_id:
-            run_dir = ckpt.make_run_dir(config, name) if rank == 0 else _run_dir(config, name)
+        paths = None
+        if rank == 0:
+            paths = ckpt.make_run_dir(config, name)
+        elif cfg.run_id:
+            paths = RunPaths(cfg.data_dir, name, cfg.run_id)
+        run_dir = paths.root if paths is not None else None
+        resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
         all_sinks = list(sinks or [])
-        if rank == 0 and run_dir is not None:
-            all_sinks.insert(0, JSONLSink(run_dir / ckpt.METRICS_NAME))
+        if rank == 0 and paths is not None:
+            if resumed is not None:
+                # Epochs logged after the checkpoint are trained (and logged) again.
+                truncate_jsonl(paths.metrics, resumed["trainer"]["global_step"])
+            all_sinks.insert(0, JSONLSink(paths.metrics))
         if dashboard and rank == 0:
             from puffer.train.dashboard import Dashboard
 
@@ -141,16 +215,22 @@ def train(
 
             all_sinks.append(WandbSink(config, name))
         trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
-        if cfg.resume:
-            trainer.load_state_dict(ckpt.load(_run_dir(config, name) / ckpt.CHECKPOINT_NAME))
+        if resumed is not None:
+            trainer.load_state_dict(resumed)
         metrics: dict[str, float] = {}
-        while trainer.epoch < trainer.sizes.epochs:
-            trainer.evaluate()
-            trainer.train()
-            metrics = trainer.mean_and_log()
-            interval = cfg.checkpoint_interval
-            if run_dir is not None and interval > 0 and trainer.epoch % interval == 0:
-                trainer.save_checkpoint()
+        with _StopSignals() as stop:
+            while trainer.epoch < trainer.sizes.epochs:
+                trainer.evaluate()
+                trainer.train()
+                metrics = trainer.mean_and_log()
+                signum = stop.requested(trainer.device)
+                if signum is not None:
+                    if run_dir is not None:
+                        trainer.save_checkpoint()
+                    raise TrainingInterrupted(signum, paths, trainer.global_step)
+                interval = cfg.checkpoint_interval
+                if run_dir is not None and interval > 0 and trainer.epoch % interval == 0:
+                    trainer.save_checkpoint()
         if run_dir is not None:
             trainer.save_checkpoint()
         recent = {key: trainer.recent_mean(key) for key in trainer.recent}
@@ -162,14 +242,13 @@ def train(
             vecenv.close()
 
 
-def _run_dir(config: Config, env_name: str) -> Path:
-    return Path(config.train.data_dir) / env_name.replace("/", "_") / config.train.run_id
-
-
 def evaluate_episodes(
     policy: Policy, vecenv: Any, episodes: int, seed: int = 0, max_steps: int = 10_000_000
 ) -> list[dict[str, float]]:
     """Run `policy` (sampling its actions) until `episodes` episode-stat dicts have come back.
+
+    Acting is the trainer's: `puffer.train.rollout.Rollout` (recurrent state cut at episode
+    ends, Box actions clipped to the action space).
 
     Args:
         policy: a trained policy (its device is used).
@@ -182,29 +261,14 @@ def evaluate_episodes(
     Returns:
         the first `episodes` stat dicts, in arrival order.
     """
-    device = next(policy.parameters()).device
-    n = int(vecenv.num_agents)
-    state = policy.initial_state(n, device)
-    box = isinstance(vecenv.single_action_space, spaces.Box)
+    rollout = Rollout(policy, vecenv)
+    rollout.reset(seed)
     stats: list[dict[str, float]] = []
-    vecenv.async_reset(seed)
     steps = 0
-    with torch.no_grad():
-        while len(stats) < episodes and steps < max_steps:
-            obs, _, terminals, truncations, infos, ids, _ = vecenv.recv()
-            stats.extend({k: float(v) for k, v in info.items()} for info in infos)
-            ids_t = torch.as_tensor(np.asarray(ids), device=device)
-            keep = torch.from_numpy(~(terminals | truncations)).to(device).float()
-            agent_state = tuple(s[ids_t] * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
-            params, _, new_state = policy.forward_eval(
-                torch.from_numpy(np.asarray(obs)).to(device), agent_state
-            )
-            for stored, s in zip(state, new_state, strict=True):
-                stored[ids_t] = s
-            action, _, _ = policy.head.sample(params)
-            # Host-device sync: actions go back to the env on the host.
-            action = action.cpu().numpy().astype(np.float32 if box else np.int32)
-            vecenv.send(action)
-            steps += len(ids)
-    vecenv.recv()
-    return stats[:episodes]
+    while True:
+        step = rollout.recv()
+        stats.extend({k: float(v) for k, v in info.items()} for info in step.infos)
+        if len(stats) >= episodes or steps >= max_steps:
+            return stats[:episodes]
+        rollout.act(step)
+        steps += len(step.ids)

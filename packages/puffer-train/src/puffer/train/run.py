@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import signal
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,14 +105,18 @@ class TrainingInterrupted(KeyboardInterrupt):
 class _StopSignals:
     """While active, SIGINT/SIGTERM ask the training loop to stop at the next epoch end.
 
-    A second signal raises `KeyboardInterrupt` at once (the last checkpoint stays). Only the
-    main thread can take signals; elsewhere this does nothing.
+    A second signal raises `KeyboardInterrupt` at once (the last checkpoint stays), unless it
+    comes within `REPEAT_S` of the first: launchers such as `uv run` forward a Ctrl-C to a
+    child that the terminal already sent it to. Only the main thread can take signals;
+    elsewhere this does nothing.
     """
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    REPEAT_S = 1.0
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self._first = 0.0
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _StopSignals:
@@ -125,9 +130,11 @@ class _StopSignals:
             signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: object) -> None:
-        if self.signum is not None:
+        now = time.monotonic()
+        if self.signum is None:
+            self.signum, self._first = signum, now
+        elif now - self._first > self.REPEAT_S:
             raise KeyboardInterrupt
-        self.signum = signum
 
     def requested(self, device: torch.device) -> int | None:
         """The signal that asked to stop, on any DDP rank (so all stop together), or None."""
@@ -187,59 +194,82 @@ def train(
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
     apply_torch_threads(cfg)  # before the policy is built
-    owns_env = isinstance(env, str)
-    name = env if isinstance(env, str) else env_name or type(env).__name__
-    vecenv = make_vecenv(env, config) if isinstance(env, str) else env
-    trainer = None
-    try:
-        policy = policy if policy is not None else make_policy(config.policy, vecenv)
-        paths = None
-        if rank == 0:
-            paths = ckpt.make_run_dir(config, name)
-        elif cfg.run_id:
-            paths = RunPaths(cfg.data_dir, name, cfg.run_id)
-        run_dir = paths.root if paths is not None else None
-        resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
-        all_sinks = list(sinks or [])
-        if rank == 0 and paths is not None:
-            if resumed is not None:
+    # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
+    # start, e.g. envs still being built, does not lose the signal).
+    with _StopSignals() as stop:
+        owns_env = isinstance(env, str)
+        name = env if isinstance(env, str) else env_name or type(env).__name__
+        vecenv = make_vecenv(env, config) if isinstance(env, str) else env
+        trainer = None
+        try:
+            policy = policy if policy is not None else make_policy(config.policy, vecenv)
+            paths = None
+            if rank == 0:
+                paths = ckpt.make_run_dir(config, name)
+            elif cfg.run_id:
+                paths = RunPaths(cfg.data_dir, name, cfg.run_id)
+            run_dir = paths.root if paths is not None else None
+            resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
+            if rank == 0 and paths is not None and resumed is not None:
                 # Epochs logged after the checkpoint are trained (and logged) again.
                 truncate_jsonl(paths.metrics, resumed["trainer"]["global_step"])
-            all_sinks.insert(0, JSONLSink(paths.metrics))
-        if dashboard and rank == 0:
-            from puffer.train.dashboard import Dashboard
+            all_sinks = _sinks(sinks, paths if rank == 0 else None, name, config, dashboard, wandb)
+            trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
+            if resumed is not None:
+                trainer.load_state_dict(resumed)
+            metrics = _train_epochs(trainer, stop, paths)
+            if run_dir is not None:
+                trainer.save_checkpoint()
+            recent = {key: trainer.recent_mean(key) for key in trainer.recent}
+            return TrainResult(run_dir, trainer.global_step, trainer.epoch, metrics, recent, policy)
+        finally:
+            if trainer is not None:
+                trainer.close()
+            if owns_env:
+                vecenv.close()
 
-            all_sinks.append(Dashboard(name))
-        if wandb and rank == 0:
-            from puffer.train.wandb_sink import WandbSink
 
-            all_sinks.append(WandbSink(config, name))
-        trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
-        if resumed is not None:
-            trainer.load_state_dict(resumed)
-        metrics: dict[str, float] = {}
-        with _StopSignals() as stop:
-            while trainer.epoch < trainer.sizes.epochs:
-                trainer.evaluate()
-                trainer.train()
-                metrics = trainer.mean_and_log()
-                signum = stop.requested(trainer.device)
-                if signum is not None:
-                    if run_dir is not None:
-                        trainer.save_checkpoint()
-                    raise TrainingInterrupted(signum, paths, trainer.global_step)
-                interval = cfg.checkpoint_interval
-                if run_dir is not None and interval > 0 and trainer.epoch % interval == 0:
-                    trainer.save_checkpoint()
-        if run_dir is not None:
+def _sinks(
+    extra: list[MetricsSink] | None,
+    paths: RunPaths | None,
+    name: str,
+    config: Config,
+    dashboard: bool,
+    wandb: bool,
+) -> list[MetricsSink]:
+    """The JSONL file (when there is a run directory), `extra`, the dashboard and wandb."""
+    sinks = list(extra or [])
+    if paths is None:
+        return sinks
+    sinks.insert(0, JSONLSink(paths.metrics))
+    if dashboard:
+        from puffer.train.dashboard import Dashboard
+
+        sinks.append(Dashboard(name))
+    if wandb:
+        from puffer.train.wandb_sink import WandbSink
+
+        sinks.append(WandbSink(config, name))
+    return sinks
+
+
+def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
+    """Epochs until the end, checkpointing every `checkpoint_interval` and when a signal
+    asked to stop; returns the last epoch's metrics."""
+    interval = trainer.config.train.checkpoint_interval
+    metrics: dict[str, float] = {}
+    while trainer.epoch < trainer.sizes.epochs:
+        trainer.evaluate()
+        trainer.train()
+        metrics = trainer.mean_and_log()
+        signum = stop.requested(trainer.device)
+        if signum is not None:
+            if paths is not None:
+                trainer.save_checkpoint()
+            raise TrainingInterrupted(signum, paths, trainer.global_step)
+        if paths is not None and interval > 0 and trainer.epoch % interval == 0:
             trainer.save_checkpoint()
-        recent = {key: trainer.recent_mean(key) for key in trainer.recent}
-        return TrainResult(run_dir, trainer.global_step, trainer.epoch, metrics, recent, policy)
-    finally:
-        if trainer is not None:
-            trainer.close()
-        if owns_env:
-            vecenv.close()
+    return metrics
 
 
 def evaluate_episodes(

@@ -9,9 +9,24 @@ from __future__ import annotations
 import pytest
 import torch
 
-from puffer.core import make
+from puffer.core import PufferEnv, make
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.optim import CombinedOptimizer
+
+
+def _final_score(config: Config, env: PufferEnv, muon: bool = False) -> float:
+    """Train to the end; the mean score of the last 100 episodes."""
+    torch.manual_seed(0)
+    trainer = PuffeRL(config, env, make_policy(config.policy, env))
+    assert isinstance(trainer.optimizer, CombinedOptimizer) == muon  # Muon + AdamW
+    while trainer.epoch < trainer.sizes.epochs:
+        trainer.evaluate()
+        trainer.train()
+        trainer.mean_and_log()
+    score = trainer.recent_mean("score")
+    trainer.close()
+    env.close()
+    return score
 
 
 @pytest.mark.slow
@@ -35,18 +50,8 @@ def test_default_trainer_learns_squared() -> None:
     defaults = TrainConfig()
     for key in ("optimizer", "prio_alpha", "prio_beta0", "vtrace_rho_clip", "vtrace_c_clip"):
         assert getattr(config.train, key) == getattr(defaults, key), key
-    env = make("squared", num_envs=256, max_steps=33)
-    torch.manual_seed(0)
-    trainer = PuffeRL(config, env, make_policy(config.policy, env))
-    assert isinstance(trainer.optimizer, CombinedOptimizer)  # Muon + AdamW
     assert defaults.prio_alpha > 0 and defaults.anneal_lr
-    while trainer.epoch < trainer.sizes.epochs:
-        trainer.evaluate()
-        trainer.train()
-        trainer.mean_and_log()
-    score = trainer.recent_mean("score")
-    trainer.close()
-    env.close()
+    score = _final_score(config, make("squared", num_envs=256, max_steps=33), muon=True)
     assert score >= 0.45, f"the default trainer scored {score:.2f} on squared (random ~0.2)"
 
 
@@ -71,17 +76,7 @@ def _memory_score(recurrent: str) -> float:
         policy=PolicyConfig(hidden_size=32, recurrent=recurrent),
     )
     # delay 2: cue, two blank steps, query; a memoryless policy scores 1/4.
-    env = make("memory", num_envs=128, delay=2, log_interval=16)
-    torch.manual_seed(0)
-    trainer = PuffeRL(config, env, make_policy(config.policy, env))
-    while trainer.epoch < trainer.sizes.epochs:
-        trainer.evaluate()
-        trainer.train()
-        trainer.mean_and_log()
-    score = trainer.recent_mean("score")
-    trainer.close()
-    env.close()
-    return score
+    return _final_score(config, make("memory", num_envs=128, delay=2, log_interval=16))
 
 
 @pytest.mark.slow

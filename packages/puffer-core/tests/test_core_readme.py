@@ -8,6 +8,8 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_example_runs() -> None:
-    (example,) = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    exec(compile(example, str(README), "exec"), {})
+def test_readme_examples_run() -> None:
+    examples = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    assert len(examples) == 2
+    for example in examples:
+        exec(compile(example, str(README), "exec"), {})

@@ -1,90 +1,68 @@
-"""Sanitizer runs: ASan + UBSan over the squared, cartpole, pong, breakout and snake headers,
-and ThreadSanitizer over the step pool (csrc/pool.h).
+"""Sanitizer runs: ASan + UBSan over every C env header the binding registers, and
+ThreadSanitizer over the step pool (csrc/pool.h).
 
-`ocean_driver.c` is compiled per env with `gcc -fsanitize=address,undefined` (leak checks on),
-with the config and spaces of the env's Python class, and runs 100,000 random steps checking the
-observation bounds every step; any sanitizer report fails the test. This is the debug build of
-DESIGN.md §5 without Python in the way (an ASan extension would need libasan preloaded).
+`ocean_harness.c` is compiled per env with `gcc -fsanitize=address,undefined` (leak checks on)
+and only `-DENV_HEADER`: config defaults, agents, action space, observation bounds and the state
+layout all come from the header's SPEC, so a new env is covered as soon as csrc/envs.h lists it.
+It runs 100,000 random steps checking rewards, flags and observation bounds every step, reruns
+the first 20,000 with the same seed (bit for bit) and another (different), and repeats 20,000
+steps after a save/load of the C state (bit for bit); any sanitizer report fails the test. This
+is the debug build of DESIGN.md §5 without Python in the way (test_ocean_sanitize_extension.py
+runs the sanitized extension itself).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
-from gymnasium import spaces
 
-import puffer.ocean
-from puffer.ocean import OceanEnv
+from puffer.ocean import _ocean
+from puffer.ocean.env import header_path
 
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
-DRIVER = Path(__file__).with_name("ocean_driver.c")
+HARNESS = Path(__file__).with_name("ocean_harness.c")
 STEPS = 100_000
 CC = shutil.which("gcc") or shutil.which("cc")
-# name: (header, C struct, Python class, extra defines)
-ENVS: dict[str, tuple[str, str, type[OceanEnv], list[str]]] = {
-    "squared": ("squared/squared.h", "Squared", puffer.ocean.Squared, []),
-    "cartpole": ("cartpole/cartpole.h", "Cartpole", puffer.ocean.Cartpole, []),
-    "cartpole_continuous": (
-        "cartpole/cartpole.h",
-        "Cartpole",
-        puffer.ocean.CartpoleContinuous,
-        ["-DCARTPOLE_CONTINUOUS"],
-    ),
-    "pong": ("pong/pong.h", "Pong", puffer.ocean.Pong, []),
-    "breakout": ("breakout/breakout.h", "Breakout", puffer.ocean.Breakout, []),
-    "snake": ("snake/snake.h", "Snake", puffer.ocean.Snake, []),
-}
 
 
-def c_float(value: float) -> str:
-    return repr(value) if np.isfinite(value) else ("INFINITY" if value > 0 else "-INFINITY")
-
-
-def defines(header: str, struct: str, env_class: type[OceanEnv]) -> list[str]:
-    """The driver's -D flags: header, spaces and default config of `env_class`."""
-    obs, act = env_class.single_observation_space, env_class.single_action_space
-    config = dataclasses.asdict(env_class.config_class())
-    return [
-        f'-DENV_HEADER="{header}"',
-        f"-DENV_TYPE={struct}",
-        f"-DOBS_SIZE={int(np.prod(obs.shape))}",
-        f"-DOBS_LOW={c_float(float(obs.low.min()))}",
-        f"-DOBS_HIGH={c_float(float(obs.high.max()))}",
-        f"-DACTIONS={int(act.n) if isinstance(act, spaces.Discrete) else 0}",
-        "-DSET_CONFIG(env)=" + "".join(f"env->{k}={v!r};" for k, v in config.items()),
-    ]
-
-
-@pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
-@pytest.mark.parametrize("name", ENVS)
-def test_ocean_sanitized_random_steps(name: str, tmp_path: Path) -> None:
-    header, struct, env_class, extra = ENVS[name]
-    binary = tmp_path / name
+def build_harness(name: str, binary: Path) -> None:
+    """Compile the harness for env `name` under ASan + UBSan into `binary`."""
     flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-O1", "-fno-omit-frame-pointer"]
     sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    sources = [f"-I{CSRC}", *defines(header, struct, env_class), *extra, str(DRIVER)]
+    header = header_path(_ocean.SPECS[name])
+    sources = [f"-I{CSRC}", f'-DENV_HEADER="{header}"', str(HARNESS)]
     build = subprocess.run(
         [CC, *flags, *sanitize, *sources, "-o", str(binary), "-lm"],
         capture_output=True,
         text=True,
     )
     assert build.returncode == 0, build.stderr
+
+
+def run_harness(binary: Path, steps: int = STEPS, seed: int = 7) -> str:
+    """Run a built harness; returns its stdout after asserting a clean, sanitizer-quiet run."""
     run = subprocess.run(
-        [str(binary), str(STEPS), "7"],
+        [str(binary), str(steps), str(seed)],
         capture_output=True,
         text=True,
         env={"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "print_stacktrace=1"},
         timeout=240,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.startswith(f"ok steps={STEPS} "), run.stdout
+    assert run.stdout.startswith(f"ok steps={steps} "), run.stdout
     assert "runtime error" not in run.stderr and "Sanitizer" not in run.stderr, run.stderr
-    episodes = float(run.stdout.split("episodes=")[1])
+    return run.stdout
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
+@pytest.mark.parametrize("name", _ocean.ENVS)
+def test_ocean_sanitized_random_steps(name: str, tmp_path: Path) -> None:
+    binary = tmp_path / name
+    build_harness(name, binary)
+    episodes = float(run_harness(binary).split("episodes=")[1])
     assert episodes > 0, f"{name}: no episode ended in {STEPS} random steps"
 
 
@@ -96,7 +74,7 @@ def test_ocean_step_pool_under_thread_sanitizer(tmp_path: Path) -> None:
     binary = tmp_path / "pool"
     flags = ["-std=c++17", "-O1", "-g", "-fsanitize=thread", f"-I{CSRC}", "-pthread"]
     build = subprocess.run(
-        [CXX, *flags, str(DRIVER.with_name("pool_driver.cpp")), "-o", str(binary)],
+        [CXX, *flags, str(HARNESS.with_name("pool_driver.cpp")), "-o", str(binary)],
         capture_output=True,
         text=True,
     )

@@ -4,7 +4,7 @@
 real pybind11 module with the same flags into a temporary wheel (the installed build is left
 alone), loads it in a child Python with libasan preloaded, and drives every C env through the
 binding and the thread pool for at least 100,000 random agent steps, rendering as it goes. So
-the binding's array checks, logging and the pool run under the sanitizers too; any report ends
+the binding's array and action checks, logging, state save/load and the pool run under the sanitizers too; any report ends
 the child with an error and fails the test.
 """
 
@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from puffer.ocean import _ocean
+
 PACKAGE = Path(__file__).resolve().parents[1]
-C_ENVS = [
-    "squared", "target", "cartpole", "cartpole_continuous", "pong", "breakout", "snake",
-    "connect4", "g2048", "tetris", "memory",
-]  # fmt: skip
+C_ENVS = list(_ocean.ENVS)  # every header in csrc/envs.h
 STEPS = 100_000
 
 CHILD = textwrap.dedent(
@@ -55,6 +54,7 @@ CHILD = textwrap.dedent(
             env.step(actions.astype(env.actions.dtype))
             if step % 1000 == 0:
                 assert env.render().any(), name
+                env.load_state(env.save_state())
         env.close()
         print(name, "ok", flush=True)
     assert sys.modules["puffer.ocean._ocean"] is sanitized
@@ -85,6 +85,8 @@ def sanitized_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return Path(archive.extract(member, out))
 
 
+# The sanitized build alone takes minutes on a loaded 2-core machine: more than the default.
+@pytest.mark.timeout(900)
 def test_ocean_sanitized_extension_runs_every_c_env(sanitized_module: Path) -> None:
     libasan = subprocess.run(
         ["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True

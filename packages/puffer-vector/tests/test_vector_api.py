@@ -52,8 +52,8 @@ def test_vector_call_order_names_the_next_legal_call(vec) -> None:
     [
         (np.zeros(3, np.int32), r"actions have shape \(3,\), expected \(4,\)"),
         (np.zeros(4, np.float32), r"dtype float32, expected integers .*pass int32"),
-        (np.array([0, 1, 5, 0], np.int32), r"action 5 at index \(2,\) is outside Discrete\(5\)"),
-        (np.array([0, -1, 0, 0]), r"action -1 at index \(1,\) is outside"),
+        (np.array([0, 1, 5, 0], np.int32), r"action 5 at row 2 is outside Discrete\(5\)"),
+        (np.array([0, -1, 0, 0]), r"action -1 at row 1 is outside"),
     ],
     ids=["shape", "dtype", "too-high", "negative"],
 )

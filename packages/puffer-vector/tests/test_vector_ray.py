@@ -9,7 +9,12 @@ import pytest
 
 from puffer.core import APIUsageError, WorkerError
 from puffer.vector import make
-from puffer.vector.testing import DeterministicEnv, FaultyEnv, check_against_single_envs
+from puffer.vector.testing import (
+    DeterministicEnv,
+    FaultyEnv,
+    check_against_single_envs,
+    check_final_observations,
+)
 
 # Under `uv run`, Ray starts every actor through `uv run` as well (a sync per actor: tens of
 # seconds here) unless this is off when ray is imported; the workspace env is already right.
@@ -57,3 +62,34 @@ def test_vector_ray_env_exception_reaches_caller(local_ray) -> None:
         vec.step(np.zeros(2, np.int32))
     vec.close()
     vec.close()
+
+
+@pytest.mark.parametrize("step", [1, 100])
+def test_vector_ray_send_checks_actions_every_step(local_ray, step) -> None:
+    with make(
+        DeterministicEnv, 2, backend="ray", num_workers=2, env_kwargs={"action": "box"}
+    ) as vec:
+        vec.reset(seed=0)
+        for _ in range(step - 1):
+            vec.step(np.zeros((2, 2), np.float32))
+        with pytest.raises(APIUsageError, match=r"send\(\) on Ray.*nan at row 1, element 0"):
+            vec.step(np.array([[0, 0], [np.nan, 0]], np.float32))
+        with pytest.raises(APIUsageError, match=r"action 1.5 at row 0, element 1 is outside"):
+            vec.step(np.array([[0, 1.5], [0, 0]], np.float32))
+
+
+@pytest.mark.parametrize("batch_size", [2, 1])
+def test_vector_ray_final_observations_match_raw_envs(local_ray, batch_size) -> None:
+    import gymnasium
+
+    with make(
+        "gym-CartPole-v1",
+        2,
+        backend="ray",
+        num_workers=2,
+        batch_size=batch_size,
+        env_kwargs={"max_episode_steps": 12},
+    ) as vec:
+        check_final_observations(
+            vec, lambda: gymnasium.make("CartPole-v1", max_episode_steps=12), steps=150
+        )

@@ -14,6 +14,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(breakout)
+
 enum { BREAKOUT_COLS = 18, BREAKOUT_ROWS = 6, BREAKOUT_BRICKS = BREAKOUT_COLS * BREAKOUT_ROWS };
 enum { BREAKOUT_SCALARS = 10, BREAKOUT_OBS = BREAKOUT_SCALARS + BREAKOUT_BRICKS };
 enum { BREAKOUT_STAY, BREAKOUT_LEFT, BREAKOUT_RIGHT };
@@ -65,9 +67,11 @@ typedef struct {
 } Breakout;
 
 static const PufferField CONFIG[] = {
-    {"frameskip", offsetof(Breakout, frameskip), PUFFER_INT},
-    {"max_steps", offsetof(Breakout, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"frameskip", offsetof(Breakout, frameskip), PUFFER_INT, 4, 1, 1e9,
+     "frames each action is repeated for (4, as Atari agents usually play)"},
+    {"max_steps", offsetof(Breakout, max_steps), PUFFER_INT, 10000, 1, 1e9,
+     "steps before an episode is truncated"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void c_init(Breakout *env) {
@@ -252,5 +256,23 @@ static void c_render(const Breakout *env, Canvas *canvas) {
 static void c_close(Breakout *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {3};
+static const PufferSpec SPEC = {
+    .doc = "Atari Breakout's rules: break the 18x6 wall with the ball, five lives. Observation: "
+           "(118,) float32 in [-1, 1]: paddle x, paddle y, ball x, ball y, ball vx, ball vy, "
+           "ball in play, score / 432, lives / 5, paddle width; then 108 bricks (1 standing), "
+           "row-major from the top. Action: Discrete(3): stay, left, right. Reward: the points "
+           "of the bricks broken in the step (7, 7, 4, 4, 1, 1 by row from the top).",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = BREAKOUT_OBS,
+    .obs_low = -1,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Breakout),
+};
+
+PUFFER_ENV_END(breakout, Breakout)
 
 #endif

@@ -3,9 +3,9 @@
  *
  * Observation: 4 float32 (x, x_dot, theta, theta_dot). Reward 1 per step, including the step
  * that ends the episode. Terminal when |x| > 2.4 or |theta| > 12 degrees; truncated at max_steps.
- * Actions: Discrete(2) (push left, push right); define CARTPOLE_CONTINUOUS before including for
- * the Box(1) variant, whose action in [-1, 1] scales the force. The header is guarded per variant
- * so one translation unit can hold both (the binding does).
+ * Actions: Discrete(2) (push left, push right); cartpole_continuous.h includes this header with
+ * CARTPOLE_CONTINUOUS defined for the Box(1) variant, whose action in [-1, 1] scales the force. The
+ * header is guarded per variant so one translation unit can hold both (the binding does).
  */
 #if (defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_CONTINUOUS_H)) ||                    \
     (!defined(CARTPOLE_CONTINUOUS) && !defined(PUFFER_CARTPOLE_H))
@@ -14,9 +14,11 @@
 
 #ifdef CARTPOLE_CONTINUOUS
 #define PUFFER_CARTPOLE_CONTINUOUS_H
+PUFFER_ENV_BEGIN(cartpole_continuous)
 typedef float CartpoleAction;
 #else
 #define PUFFER_CARTPOLE_H
+PUFFER_ENV_BEGIN(cartpole)
 typedef int32_t CartpoleAction;
 #endif
 
@@ -57,8 +59,9 @@ typedef struct {
 } Cartpole;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(Cartpole, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_steps", offsetof(Cartpole, max_steps), PUFFER_INT, 500, 1, 1e9,
+     "steps before an episode is truncated (500 as in CartPole-v1)"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void c_init(Cartpole *env) {
@@ -173,5 +176,46 @@ static void c_render(const Cartpole *env, Canvas *canvas) {
 static void c_close(Cartpole *env) {
     (void)env;
 }
+
+/* CartPole-v1's observation bounds: twice the termination thresholds for x and theta. */
+static const float OBS_HIGHS[] = {2 * CARTPOLE_X_LIMIT, INFINITY, 2 * CARTPOLE_THETA_LIMIT,
+                                  INFINITY};
+static const float OBS_LOWS[] = {-2 * CARTPOLE_X_LIMIT, -INFINITY, -2 * CARTPOLE_THETA_LIMIT,
+                                 -INFINITY};
+#ifdef CARTPOLE_CONTINUOUS
+#define CARTPOLE_DOC_ACTION                                                                        \
+    "Action: Box(-1, 1, (1,)) float32, scaling the 10 N push; the policy clips, NaN and inf "      \
+    "are refused."
+static const int ACTION_SIZES[] = {0};
+enum { CARTPOLE_ACTION_HEADS = 0, CARTPOLE_ACTION_DIM = 1 };
+#else
+#define CARTPOLE_DOC_ACTION "Action: Discrete(2): push left, push right (10 N)."
+static const int ACTION_SIZES[] = {2};
+enum { CARTPOLE_ACTION_HEADS = 1, CARTPOLE_ACTION_DIM = 0 };
+#endif
+static const PufferSpec SPEC = {
+    .doc = "Balance a pole on a cart: reward 1 per step until it falls or the cart leaves the "
+           "track. Observation: (4,) float32: cart position, cart velocity, pole angle, pole "
+           "angular velocity. " CARTPOLE_DOC_ACTION,
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = 4,
+    .obs_low = -INFINITY,
+    .obs_high = INFINITY,
+    .obs_lows = OBS_LOWS,
+    .obs_highs = OBS_HIGHS,
+    .action_heads = CARTPOLE_ACTION_HEADS,
+    .action_sizes = ACTION_SIZES,
+    .action_dim = CARTPOLE_ACTION_DIM,
+    .action_low = -1,
+    .action_high = 1,
+    PUFFER_SPEC_TABLES(Cartpole),
+};
+#undef CARTPOLE_DOC_ACTION
+
+#ifdef CARTPOLE_CONTINUOUS
+PUFFER_ENV_END(cartpole_continuous, Cartpole)
+#else
+PUFFER_ENV_END(cartpole, Cartpole)
+#endif
 
 #endif

@@ -18,6 +18,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(connect4)
+
 enum { CONNECT4_ROWS = 6, CONNECT4_COLS = 7, CONNECT4_OBS = CONNECT4_ROWS * CONNECT4_COLS };
 enum { CONNECT4_WIN_LENGTH = 4 };   /* pieces in a row that win */
 enum { CONNECT4_CELL_PIXELS = 64 }; /* rendered cell size */
@@ -59,7 +61,9 @@ typedef struct {
     int moves; /* pieces on the board, both players */
 } Connect4;
 
-static const PufferField CONFIG[] = {{NULL, 0, PUFFER_INT}};
+static const PufferField CONFIG[] = {
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
+};
 
 /* Win checks run on bitboards: cell (row, col) is bit col * CONNECT4_BITS_PER_COL + row, and
  * the spare top bit of each column stays 0 so that lines cannot wrap into the next column. A
@@ -212,5 +216,23 @@ static void c_render(const Connect4 *env, Canvas *canvas) {
 static void c_close(Connect4 *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {CONNECT4_COLS};
+static const PufferSpec SPEC = {
+    .doc = "Connect Four on a 6x7 board against an opponent that wins, else blocks, else plays "
+           "at random. Reward +1 win, -1 loss, 0 draw; a move into a full column loses (-1, "
+           "terminal). Observation: (42,) float32 in {-1, 0, 1}; cell (row r, column c) at r * 7 "
+           "+ c, row 0 at the bottom; +1 the agent's pieces, -1 the opponent's. Action: "
+           "Discrete(7), the column.",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = CONNECT4_OBS,
+    .obs_low = -1,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Connect4),
+};
+
+PUFFER_ENV_END(connect4, Connect4)
 
 #endif

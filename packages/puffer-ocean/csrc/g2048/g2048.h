@@ -20,6 +20,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(g2048)
+
 enum { G2048_SIZE = 4, G2048_OBS = G2048_SIZE * G2048_SIZE, G2048_MAX_EXPONENT = 18 };
 enum { G2048_UP, G2048_DOWN, G2048_LEFT, G2048_RIGHT, G2048_MOVES };
 enum { G2048_START_TILES = 2 };            /* tiles on the board when an episode starts */
@@ -51,7 +53,7 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int max_steps; /* config: moves per episode; 0 means G2048_DEFAULT_MAX_STEPS */
+    int max_steps; /* config: moves per episode */
     int tick;
     uint8_t board[G2048_OBS]; /* log2 of each tile, 0 for empty */
     float episode_return;
@@ -59,8 +61,9 @@ typedef struct {
 } G2048;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(G2048, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_steps", offsetof(G2048, max_steps), PUFFER_INT, G2048_DEFAULT_MAX_STEPS, 1, 1e9,
+     "moves per episode before truncation (stops a policy stalling forever)"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void g2048_spawn(G2048 *env) {
@@ -142,7 +145,6 @@ static void g2048_new_episode(G2048 *env) {
 
 static void c_init(G2048 *env) {
     env->num_agents = 1;
-    if (env->max_steps <= 0) env->max_steps = G2048_DEFAULT_MAX_STEPS;
 }
 
 static void c_reset(G2048 *env) {
@@ -205,5 +207,23 @@ static void c_render(const G2048 *env, Canvas *canvas) {
 static void c_close(G2048 *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {4};
+static const PufferSpec SPEC = {
+    .doc = "2048: slide and merge tiles; a 2 or 4 spawns after every move that changes the "
+           "board. Reward: 0.01 * log2(new tile) summed over a move's merges; -0.01 for a move "
+           "that changes nothing. Terminal when no move is possible. The log's `score` is the "
+           "classic game score. Observation: (16,) uint8, log2 of each tile row-major (0 empty), "
+           "in [0, 18]. Action: Discrete(4): up, down, left, right.",
+    .obs_dtype = PUFFER_UINT8,
+    .obs_size = G2048_OBS,
+    .obs_low = 0,
+    .obs_high = G2048_MAX_EXPONENT,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(G2048),
+};
+
+PUFFER_ENV_END(g2048, G2048)
 
 #endif

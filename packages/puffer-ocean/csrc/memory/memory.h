@@ -16,6 +16,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(memory)
+
 enum { MEMORY_CUES = 4, MEMORY_OBS = MEMORY_CUES + 1 };
 enum { MEMORY_DEFAULT_DELAY = 8 }; /* blank steps between cue and query */
 enum { MEMORY_CELL_PIXELS = 64 };  /* rendered cell size */
@@ -42,14 +44,15 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int delay; /* config: blank steps; 0 means MEMORY_DEFAULT_DELAY */
+    int delay; /* config: blank steps */
     int tick;
     int cue;
 } Memory;
 
 static const PufferField CONFIG[] = {
-    {"delay", offsetof(Memory, delay), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"delay", offsetof(Memory, delay), PUFFER_INT, MEMORY_DEFAULT_DELAY, 1, 1e9,
+     "blank steps between the cue and the query; an episode is delay + 2 steps"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void memory_observe(Memory *env) {
@@ -67,7 +70,6 @@ static void memory_new_episode(Memory *env) {
 
 static void c_init(Memory *env) {
     env->num_agents = 1;
-    if (env->delay <= 0) env->delay = MEMORY_DEFAULT_DELAY;
 }
 
 static void c_reset(Memory *env) {
@@ -119,5 +121,23 @@ static void c_render(const Memory *env, Canvas *canvas) {
 static void c_close(Memory *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {MEMORY_CUES};
+static const PufferSpec SPEC = {
+    .doc = "See one of 4 cues, wait `delay` blank steps, then name the cue when queried: reward "
+           "1 if right, else 0, and a terminal. Actions before the query are ignored. The query "
+           "looks the same whatever the cue, so a memoryless policy scores 1/4 on average; a "
+           "recurrent one, 1. Observation: (5,) float32 in {0, 1}: the cue one-hot (first step "
+           "only), then the query flag (last step only). Action: Discrete(4).",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = MEMORY_OBS,
+    .obs_low = 0,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Memory),
+};
+
+PUFFER_ENV_END(memory, Memory)
 
 #endif

@@ -12,6 +12,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(pong)
+
 #define PONG_WIDTH 400.0f /* court, pixels */
 #define PONG_HEIGHT 300.0f
 #define PONG_PADDLE_WIDTH 8.0f
@@ -60,10 +62,13 @@ typedef struct {
 } Pong;
 
 static const PufferField CONFIG[] = {
-    {"max_score", offsetof(Pong, max_score), PUFFER_INT},
-    {"max_steps", offsetof(Pong, max_steps), PUFFER_INT},
-    {"frameskip", offsetof(Pong, frameskip), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_score", offsetof(Pong, max_score), PUFFER_INT, 21, 1, 1e9,
+     "points (either side) that end the episode"},
+    {"max_steps", offsetof(Pong, max_steps), PUFFER_INT, 10000, 1, 1e9,
+     "steps before an episode is truncated"},
+    {"frameskip", offsetof(Pong, frameskip), PUFFER_INT, 1, 1, 1e9,
+     "frames each action is repeated for"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void c_init(Pong *env) {
@@ -211,5 +216,22 @@ static void c_render(const Pong *env, Canvas *canvas) {
 static void c_close(Pong *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {3};
+static const PufferSpec SPEC = {
+    .doc = "Right paddle against a scripted left paddle that chases the ball at a capped speed. "
+           "Observation: (8,) float32 in [-1, 1]: own paddle y, opponent paddle y, ball x, ball "
+           "y, ball vx, ball vy, own points and opponent points (fractions of max_score). "
+           "Action: Discrete(3): stay, up, down. Reward +1 per point won, -1 per point lost.",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = 8,
+    .obs_low = -1,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Pong),
+};
+
+PUFFER_ENV_END(pong, Pong)
 
 #endif

@@ -13,6 +13,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(snake)
+
 enum { SNAKE_VISION = 5, SNAKE_VIEW = 2 * SNAKE_VISION + 1, SNAKE_OBS = SNAKE_VIEW * SNAKE_VIEW };
 enum { SNAKE_UP, SNAKE_DOWN, SNAKE_LEFT, SNAKE_RIGHT };
 enum { SNAKE_EMPTY = 0, SNAKE_FOOD = 1, SNAKE_CORPSE = 2, SNAKE_WALL = 3, SNAKE_BODY = 4 };
@@ -59,16 +61,51 @@ typedef struct {
 } Snake;
 
 static const PufferField CONFIG[] = {
-    {"width", offsetof(Snake, width), PUFFER_INT},
-    {"height", offsetof(Snake, height), PUFFER_INT},
-    {"num_snakes", offsetof(Snake, num_snakes), PUFFER_INT},
-    {"num_food", offsetof(Snake, num_food), PUFFER_INT},
-    {"max_length", offsetof(Snake, max_length), PUFFER_INT},
-    {"max_steps", offsetof(Snake, max_steps), PUFFER_INT},
-    {"reward_food", offsetof(Snake, reward_food), PUFFER_FLOAT},
-    {"reward_death", offsetof(Snake, reward_death), PUFFER_FLOAT},
-    {NULL, 0, PUFFER_INT},
+    {"width", offsetof(Snake, width), PUFFER_INT, 48, 1, 1024, "playable cells per row"},
+    {"height", offsetof(Snake, height), PUFFER_INT, 48, 1, 1024, "playable rows"},
+    {"num_snakes", offsetof(Snake, num_snakes), PUFFER_INT, 16, 1, 1e9,
+     "snakes (agents) per env instance"},
+    {"num_food", offsetof(Snake, num_food), PUFFER_INT, 32, 1, 1e9,
+     "food cells kept on the grid (eaten food reappears elsewhere)"},
+    {"max_length", offsetof(Snake, max_length), PUFFER_INT, 64, 1, 1e9,
+     "cells at which a snake stops growing"},
+    {"max_steps", offsetof(Snake, max_steps), PUFFER_INT, 1000, 1, 1e9,
+     "steps of one snake's episode before it is truncated"},
+    {"reward_food", offsetof(Snake, reward_food), PUFFER_FLOAT, 0.1, -1e9, 1e9,
+     "reward per food or corpse cell eaten"},
+    {"reward_death", offsetof(Snake, reward_death), PUFFER_FLOAT, -1.0, -1e9, 1e9,
+     "reward on hitting a wall or a snake"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
+
+/* The heap arrays save_state copies (SnakeBody.body pointers are re-derived by snake_relink). */
+static int snake_blocks(const void *self, PufferBlock *out) {
+    const Snake *env = (const Snake *)self;
+    const size_t rows = (size_t)(env->height + 2 * SNAKE_VISION);
+    out[0].offset = offsetof(Snake, grid);
+    out[0].bytes = rows * (size_t)env->stride;
+    out[1].offset = offsetof(Snake, snakes);
+    out[1].bytes = (size_t)env->num_snakes * sizeof(SnakeBody);
+    out[2].offset = offsetof(Snake, bodies);
+    out[2].bytes = (size_t)env->num_snakes * (size_t)env->max_length * sizeof(int);
+    return 3;
+}
+
+static void snake_relink(void *self) {
+    Snake *env = (Snake *)self;
+    for (int i = 0; i < env->num_snakes; i++)
+        env->snakes[i].body = env->bodies + i * env->max_length;
+}
+
+/* Bodies plus food must leave a free cell, or spawning would search forever. */
+static const char *snake_check(const void *self) {
+    const Snake *env = (const Snake *)self;
+    const long cells = (long)env->width * env->height;
+    const long needed = (long)env->num_snakes * env->max_length + env->num_food;
+    return needed < cells ? NULL
+                          : "num_snakes * max_length + num_food must be below width * height "
+                            "(the grid's cells); enlarge the grid or shorten the snakes";
+}
 
 static void c_init(Snake *env) {
     env->num_agents = env->num_snakes;
@@ -76,8 +113,7 @@ static void c_init(Snake *env) {
     env->grid = (int8_t *)calloc((size_t)env->stride * (env->height + 2 * SNAKE_VISION), 1);
     env->snakes = (SnakeBody *)calloc((size_t)env->num_snakes, sizeof(SnakeBody));
     env->bodies = (int *)calloc((size_t)env->num_snakes * env->max_length, sizeof(int));
-    for (int i = 0; i < env->num_snakes; i++)
-        env->snakes[i].body = env->bodies + i * env->max_length;
+    snake_relink(env);
 }
 
 /* A uniformly random empty playable cell: rejection sampling while the grid is mostly free,
@@ -254,5 +290,26 @@ static void c_close(Snake *env) {
     env->snakes = NULL;
     env->bodies = NULL;
 }
+
+static const int ACTION_SIZES[] = {4};
+static const PufferSpec SPEC = {
+    .doc = "`num_snakes` snakes per instance share a grid with food; each snake is one agent. A "
+           "snake grows by eating, dies (terminal, reward_death) on a wall or any snake body, "
+           "leaves its body as food and respawns at once. Observation: (121,) int8, the 11x11 "
+           "cells around the head: 0 empty, 1 food, 2 corpse, 3 wall, 4 snake. Action: "
+           "Discrete(4): up, down, left, right.",
+    .obs_dtype = PUFFER_INT8,
+    .obs_size = SNAKE_OBS,
+    .obs_low = 0,
+    .obs_high = 4,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Snake),
+    .blocks = snake_blocks,
+    .relink = snake_relink,
+    .check = snake_check,
+};
+
+PUFFER_ENV_END(snake, Snake)
 
 #endif

@@ -10,6 +10,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(squared)
+
 enum { SQUARED_GRID = 11 };        /* cells per side */
 enum { SQUARED_CELL_PIXELS = 32 }; /* rendered cell size */
 enum { SQUARED_NOOP, SQUARED_DOWN, SQUARED_UP, SQUARED_LEFT, SQUARED_RIGHT };
@@ -43,8 +45,9 @@ typedef struct {
 } Squared;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(Squared, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_steps", offsetof(Squared, max_steps), PUFFER_INT, 3 * SQUARED_GRID, 1, 1e9,
+     "steps before an episode is truncated"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static void c_init(Squared *env) {
@@ -128,5 +131,21 @@ static void c_render(const Squared *env, Canvas *canvas) {
 static void c_close(Squared *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {5};
+static const PufferSpec SPEC = {
+    .doc = "One agent walks to a target on an 11x11 grid; reward 1 and a terminal on arrival. "
+           "Observation: (121,) uint8 cells, row-major: 0 empty, 1 agent, 2 target. Action: "
+           "Discrete(5): no-op, down, up, left, right (walls stop the agent).",
+    .obs_dtype = PUFFER_UINT8,
+    .obs_size = SQUARED_GRID * SQUARED_GRID,
+    .obs_low = 0,
+    .obs_high = 2,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Squared),
+};
+
+PUFFER_ENV_END(squared, Squared)
 
 #endif

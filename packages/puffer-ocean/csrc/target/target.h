@@ -20,6 +20,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(target)
+
 enum { TARGET_AGENTS = 8, TARGET_GOALS = 4, TARGET_OBS = 28 };
 enum { TARGET_TURNS = 9, TARGET_SPEEDS = 5 }; /* action choices */
 enum { TARGET_DEFAULT_MAX_STEPS = 256 };      /* steps per episode, then truncation */
@@ -59,15 +61,16 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int max_steps; /* config: steps per episode; 0 means TARGET_DEFAULT_MAX_STEPS */
+    int max_steps; /* config: steps per episode */
     int tick;
     TargetAgent agents[TARGET_AGENTS];
     float goals[TARGET_GOALS][2];
 } Target;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(Target, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_steps", offsetof(Target, max_steps), PUFFER_INT, TARGET_DEFAULT_MAX_STEPS, 1, 1e9,
+     "steps per episode; every episode ends in truncation after this many"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static float target_clamp(float v, float lo, float hi) {
@@ -123,7 +126,6 @@ static void target_new_episode(Target *env) {
 
 static void c_init(Target *env) {
     env->num_agents = TARGET_AGENTS;
-    if (env->max_steps <= 0) env->max_steps = TARGET_DEFAULT_MAX_STEPS;
 }
 
 static void c_reset(Target *env) {
@@ -202,5 +204,22 @@ static void c_render(const Target *env, Canvas *canvas) {
 static void c_close(Target *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {9, 5};
+static const PufferSpec SPEC = {
+    .doc = "Eight agents per instance turn and move to collect four goals; +1 per goal touched. "
+           "Observation: (28,) float32 in [-1, 1]: own position (2), heading cos/sin (2), speed "
+           "(1), offsets to the 4 goals (8) and to the 7 other agents (14), episode progress "
+           "(1). Action: MultiDiscrete([9, 5]): turn rate, speed.",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = TARGET_OBS,
+    .obs_low = -1,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Target),
+};
+
+PUFFER_ENV_END(target, Target)
 
 #endif

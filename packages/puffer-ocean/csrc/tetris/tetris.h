@@ -32,6 +32,8 @@
 #include "../puffer.h"
 #include "../raster.h"
 
+PUFFER_ENV_BEGIN(tetris)
+
 enum { TETRIS_ROWS = 20, TETRIS_COLS = 10, TETRIS_CELLS = TETRIS_ROWS * TETRIS_COLS };
 enum { TETRIS_PIECES = 7, TETRIS_ROTATIONS = 4, TETRIS_OBS = 234 };
 enum { TETRIS_GRAVITY_PERIOD = 4 };        /* steps per one-row gravity drop */
@@ -97,7 +99,7 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int max_steps; /* config: steps per episode; 0 means TETRIS_DEFAULT_MAX_STEPS */
+    int max_steps; /* config: steps per episode */
     int tick;
     uint8_t well[TETRIS_ROWS][TETRIS_COLS]; /* 0 empty, else piece type + 1 (its color) */
     int piece, rotation, x, y;              /* the falling piece and its box's top-left */
@@ -109,8 +111,9 @@ typedef struct {
 } Tetris;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(Tetris, max_steps), PUFFER_INT},
-    {NULL, 0, PUFFER_INT},
+    {"max_steps", offsetof(Tetris, max_steps), PUFFER_INT, TETRIS_DEFAULT_MAX_STEPS, 1, 1e9,
+     "steps per episode before truncation"},
+    {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
 static int tetris_has_block(int piece, int rotation, int bx, int by) {
@@ -240,7 +243,6 @@ static void tetris_new_episode(Tetris *env) {
 
 static void c_init(Tetris *env) {
     env->num_agents = 1;
-    if (env->max_steps <= 0) env->max_steps = TETRIS_DEFAULT_MAX_STEPS;
 }
 
 static void c_reset(Tetris *env) {
@@ -368,5 +370,26 @@ static void c_render(const Tetris *env, Canvas *canvas) {
 static void c_close(Tetris *env) {
     (void)env;
 }
+
+static const int ACTION_SIZES[] = {7};
+static const PufferSpec SPEC = {
+    .doc = "Tetris: place falling tetrominoes; full rows clear. Reward 0.1, 0.3, 0.5, 0.8 for "
+           "clearing 1-4 lines at once; terminal when a new piece cannot enter the well. "
+           "Observation: (234,) float32 in [-1, 1]: the 20x10 well row-major from the top (200; "
+           "1 locked, -1 falling piece, 0 empty), one-hot falling piece (7), next piece (7) and "
+           "rotation (4), column heights / 20 (10), then piece column, piece row, gravity phase, "
+           "episode progress, lines cleared by the last lock / 4 and holes / 200 (6). Action: "
+           "Discrete(7): no-op, left, right, rotate clockwise, rotate counter-clockwise, soft "
+           "drop, hard drop. Gravity drops the piece one row every 4 steps.",
+    .obs_dtype = PUFFER_FLOAT32,
+    .obs_size = TETRIS_OBS,
+    .obs_low = -1,
+    .obs_high = 1,
+    .action_heads = PUFFER_COUNT(ACTION_SIZES),
+    .action_sizes = ACTION_SIZES,
+    PUFFER_SPEC_TABLES(Tetris),
+};
+
+PUFFER_ENV_END(tetris, Tetris)
 
 #endif

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from puffer.core.actions import action_checker, check_actions
 from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype
 from puffer.core.emulation import GymnasiumPufferEnv
 from puffer.core.env import PufferEnv
@@ -32,8 +33,10 @@ __all__ = [
     "PufferEnv",
     "PufferError",
     "WorkerError",
+    "action_checker",
     "action_dtype",
     "action_layout",
+    "check_actions",
     "env_creator",
     "make",
     "nativize",

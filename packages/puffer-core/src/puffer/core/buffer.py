@@ -3,6 +3,12 @@
 Every env, emulated or native, and every vectorizer reads and writes these arrays in place.
 A vectorizer hands each env a row slice (a view) of one shared buffer, so observations travel
 from env to trainer without a copy.
+
+A seventh, optional side array, `final_observations` (same shape and dtype as
+`observations`), receives the last observation of an episode that ended this step: auto-reset
+has already replaced it in `observations`. It is written only on those rows (nothing is
+copied on other steps); other rows hold stale data. Envs that write it declare
+`PufferEnv.writes_final_observations`; buffers for other envs leave it None.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from gymnasium import spaces
 
 from puffer.core.errors import APIUsageError
 
-__all__ = ["ARRAY_NAMES", "Buffer", "action_dtype"]
+__all__ = ["ARRAY_NAMES", "FINAL_OBSERVATIONS", "Buffer", "action_dtype"]
 
 ARRAY_NAMES = ("observations", "actions", "rewards", "terminals", "truncations", "masks")
+# The optional side array (see the module docstring).
+FINAL_OBSERVATIONS = "final_observations"
 
 
 def action_dtype(space: spaces.Space) -> np.dtype:
@@ -42,6 +50,8 @@ class Buffer:
         terminals: (N,) bool.
         truncations: (N,) bool.
         masks: (N,) bool, False for padded or absent agents.
+        final_observations: (N, *obs_shape) like observations, or None: the final observation
+            of rows whose episode ended this step (terminal or truncated); stale elsewhere.
     """
 
     observations: np.ndarray
@@ -50,26 +60,43 @@ class Buffer:
     terminals: np.ndarray
     truncations: np.ndarray
     masks: np.ndarray
+    final_observations: np.ndarray | None = None
 
     @classmethod
     def allocate(
-        cls, num_agents: int, observation_space: spaces.Box, action_space: spaces.Space
+        cls,
+        num_agents: int,
+        observation_space: spaces.Box,
+        action_space: spaces.Space,
+        final_observations: bool = False,
     ) -> Buffer:
-        """Allocate zeroed arrays for `num_agents` rows of the given single-agent spaces."""
+        """Allocate zeroed arrays for `num_agents` rows of the given single-agent spaces.
+
+        `final_observations` also allocates the side array of that name (else it is None).
+        """
+        obs_shape = (num_agents, *observation_space.shape)
         return cls(
-            observations=np.zeros(
-                (num_agents, *observation_space.shape), dtype=observation_space.dtype
-            ),
+            observations=np.zeros(obs_shape, dtype=observation_space.dtype),
             actions=np.zeros((num_agents, *action_space.shape), dtype=action_dtype(action_space)),
             rewards=np.zeros(num_agents, dtype=np.float32),
             terminals=np.zeros(num_agents, dtype=bool),
             truncations=np.zeros(num_agents, dtype=bool),
             masks=np.ones(num_agents, dtype=bool),
+            final_observations=(
+                np.zeros(obs_shape, dtype=observation_space.dtype) if final_observations else None
+            ),
         )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the arrays present: `ARRAY_NAMES`, plus `final_observations` if set."""
+        if self.final_observations is None:
+            return ARRAY_NAMES
+        return (*ARRAY_NAMES, FINAL_OBSERVATIONS)
 
     def rows(self, start: int, stop: int) -> Buffer:
         """Row slice `[start, stop)` of every array, as views (no copy)."""
-        return Buffer(*(getattr(self, name)[start:stop] for name in ARRAY_NAMES))
+        return Buffer(**{name: getattr(self, name)[start:stop] for name in self.names})
 
     @property
     def num_rows(self) -> int:
@@ -87,9 +114,11 @@ class Buffer:
         Arrays must have exactly `num_agents` rows, the contract's trailing shape and dtype, and
         be C-contiguous (a row slice of a bigger contiguous array qualifies). Nothing is converted.
         """
-        expected = Buffer.allocate(0, observation_space, action_space)
+        expected = Buffer.allocate(0, observation_space, action_space, final_observations=True)
         for field in fields(self):
             array, want = getattr(self, field.name), getattr(expected, field.name)
+            if array is None and field.name == FINAL_OBSERVATIONS:
+                continue
             if not isinstance(array, np.ndarray):
                 raise APIUsageError(
                     f"{owner}: buf.{field.name} is {type(array).__name__}, expected a numpy array"

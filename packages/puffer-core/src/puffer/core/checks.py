@@ -1,8 +1,9 @@
-"""Validation of what crosses the emulation boundary: observations in, actions out.
+"""Validation of what crosses the emulation boundary: observations in, mixed actions out.
 
-Both run only on the first steps of an env (see `CHECK_STEPS` in `puffer.core.emulation`), so
-they favour clear messages over speed: each names the leaf (by its path in the space), what
-was expected and what came.
+Observations are checked on the first steps of an env (see `CHECK_STEPS` in
+`puffer.core.emulation`), so the check favours clear messages over speed: it names the leaf (by
+its path in the space), what was expected and what came. Action rows are checked on every step
+by `puffer.core.actions`; only the integrality of discrete parts of mixed rows is checked here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from gymnasium import spaces
 from puffer.core.errors import APIUsageError, EmulationError
 from puffer.core.layout import Layout, Leaf, map_views, nativize
 
-__all__ = ["check_action_row", "check_observation", "observation_problem"]
+__all__ = ["check_mixed_row", "check_observation", "is_mixed", "observation_problem"]
 
 
 def _path(path: tuple) -> str:
@@ -118,42 +119,25 @@ def check_observation(owner: object, space: spaces.Space, obs: Any, where: str) 
 
 
 # Actions --------------------------------------------------------------------------------
+# Shape, dtype and ranges of action rows are checked by `puffer.core.actions` on every step.
+# What that check cannot see from the row's Box alone: in a mixed (discrete + continuous) row,
+# packed as float32, the discrete leaves must hold whole numbers.
 
 
-@functools.singledispatch
-def _choices(space: spaces.Space) -> Any:
-    """How many values each entry of a discrete action leaf can take."""
-    raise EmulationError(f"{space!r} is not a discrete action space")
+def is_mixed(layout: Layout) -> bool:
+    """True if `layout` packs discrete leaves into a float row (a mixed Dict/Tuple action)."""
+    return layout.row_dtype.kind == "f" and any(leaf.discrete for leaf in layout.leaves)
 
 
-@_choices.register
-def _(space: spaces.Discrete) -> Any:
-    return int(space.n)
-
-
-@_choices.register
-def _(space: spaces.MultiDiscrete) -> Any:
-    return space.nvec
-
-
-@_choices.register
-def _(space: spaces.MultiBinary) -> Any:
-    return 2
-
-
-def check_action_row(owner: object, layout: Layout, row: np.ndarray) -> None:
-    """Raise `APIUsageError` if a discrete leaf of the action row is out of range or not integral."""
+def check_mixed_row(owner: str, layout: Layout, row: np.ndarray) -> None:
+    """Raise `APIUsageError` if a discrete leaf of a mixed float action row is not integral."""
     pairs: list[tuple[Leaf, Any]] = []
     map_views(layout.tree, nativize(row, layout), lambda leaf, view: pairs.append((leaf, view)))
     for leaf, view in pairs:
-        if not leaf.discrete:
-            continue
-        high = _choices(leaf.space)
-        value = np.asarray(view).reshape(leaf.shape)
-        if np.any(value < 0) or np.any(value >= high) or np.any(value != np.floor(value)):
-            where = "" if layout.single_leaf else f" at {_path(leaf.path)}"
+        value = np.asarray(view)
+        if leaf.discrete and np.any(value != np.floor(value)):
             raise APIUsageError(
-                f"{owner}: action {value.tolist()}{where} is outside {leaf.space} "
-                f"(puffer actions are zero-based: expected integers in [0, {high})); "
-                "sample actions from env.single_action_space"
+                f"{owner}: action {value.reshape(leaf.shape).tolist()} at "
+                f"{_path(leaf.path)} is not a whole number, expected an integer choice of "
+                f"{leaf.space} (zero-based); round discrete parts of mixed actions in the policy"
             )

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from puffer.core.buffer import Buffer
-from puffer.core.checks import check_action_row, check_observation
+from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.env import Infos, PufferEnv
 from puffer.core.errors import APIUsageError, EmulationError
 from puffer.core.layout import (
@@ -41,8 +41,8 @@ __all__ = [
     "row_space",
 ]
 
-# Observations (and the actions' discrete ranges) are checked on this many steps after
-# construction, resets included; afterwards the step path does no validation work.
+# Observations are checked on this many steps after construction, resets included; actions
+# are checked on every step (`PufferEnv.step`, puffer.core.actions).
 CHECK_STEPS = 16
 
 
@@ -115,22 +115,11 @@ def _converter(space: spaces.Space, view: np.ndarray, owner: object) -> Callable
 
 @_converter.register
 def _(space: spaces.Discrete, view: np.ndarray, owner: object) -> Callable[[], Any]:
-    start, n = int(space.start), int(space.n)
-
+    start = int(space.start)
     # Reading through a memoryview yields a Python number without numpy's scalar machinery.
+    # The range was checked by `PufferEnv.step` (puffer.core.actions).
     read = memoryview(view)
-
-    def convert() -> int:
-        # Checked on every step: a Python int compare costs less than a numpy reduction.
-        index = int(read[()])
-        if 0 <= index < n:
-            return index + start
-        raise APIUsageError(
-            f"{owner}: action {view} is outside {space} (puffer actions are zero-based: "
-            f"expected an integer in [0, {n})); sample actions from env.single_action_space"
-        )
-
-    return convert
+    return lambda: int(read[()]) + start
 
 
 @_converter.register
@@ -152,7 +141,7 @@ def _(space: spaces.Box, view: np.ndarray, owner: object) -> Callable[[], Any]:
 def action_converter(layout: Layout, row: np.ndarray, owner: object) -> Callable[[], Any]:
     """A function returning the wrapped env's action built from the buffer row `row` now.
 
-    Lone Discrete leaves are range-checked on every call; `owner` names the env in errors.
+    Ranges are not checked here: `PufferEnv.step` checks every row (`puffer.core.actions`).
     """
     views = nativize(row, layout)
     if layout.single_leaf:
@@ -292,12 +281,14 @@ class GymnasiumPufferEnv(EmulatedEnv):
     `puffer.core.layout`). Actions: (1,) int32 for Discrete, (1, n) int32 for other discrete
     spaces (zero-based), (1, n) float32 when a Box is involved. Each step's infos hold one
     `{episode_return, episode_length, <summed numeric infos>}` dict when an episode ended.
+    `final_observations` (same shape as observations) receives the episode's last observation
+    on a step that ends it (terminated or truncated), before auto-reset replaces it.
 
     Raises:
         EmulationError: the env's spaces cannot be emulated, or it returns an observation
             outside its observation space during the first `CHECK_STEPS` steps.
-        APIUsageError: bad arguments, actions of the wrong shape, dtype or range, step before
-            reset.
+        APIUsageError: bad arguments, actions of the wrong shape or dtype, out of range or
+            not finite (checked on every step), step before reset.
 
     Example:
         >>> env = GymnasiumPufferEnv("Blackjack-v1", seed=1)
@@ -308,6 +299,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
         >>> player_sum.shape
         (1,)
     """
+
+    writes_final_observations = True
 
     def __init__(
         self,
@@ -335,21 +328,19 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         self._checks_left = CHECK_STEPS
         self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
+        final = self.final_observations
+        self._write_final = None if final is None else obs_writer(final[0, ...], self._obs_layout)
         # The owner is the repr, not self: a closure holding self would make a reference
         # cycle that keeps the (possibly shared-memory) buffer alive until the next GC pass.
-        self._action = action_converter(self._act_layout, self.actions[0, ...], repr(self))
+        self._owner = repr(self)
+        self._action = action_converter(self._act_layout, self.actions[0, ...], self._owner)
+        self._mixed = is_mixed(self._act_layout)
         self._env_step = self.env.step
-        self._lean = False
         # Python scalars go into one-row arrays several times faster through memoryviews than
         # through numpy item assignment; they address the same memory.
         self._reward_out = memoryview(self.rewards)
         self._terminal_out = memoryview(self.terminals)
         self._truncation_out = memoryview(self.truncations)
-
-    def close(self) -> None:
-        """Close the wrapped env. Idempotent."""
-        self._lean = False  # so step() reaches the base class's use-after-close error
-        super().close()
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -365,27 +356,11 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._stats = EpisodeStats()
         return []
 
-    def step(
-        self, actions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos]:
-        """`PufferEnv.step`, with its per-call checks fused in once the env runs lean."""
-        if not self._lean:
-            return super().step(actions)
-        if actions is not self.actions:
-            try:
-                # Same check-and-copy as `PufferEnv._write_actions`, one method call fewer.
-                self._actions_out[:] = actions
-            except (TypeError, ValueError):
-                self._write_actions(actions)
-        return self.observations, self.rewards, self.terminals, self.truncations, self._step()
-
     def _step(self) -> Infos:
         if self._checks_left:
             self._checks_left -= 1
-            check_action_row(self, self._act_layout, self.actions[0, ...])
-            # Lean from now on: reset happened (we are stepping), checks are done, and the
-            # 1-D action row has a memoryview for the fused check-and-copy.
-            self._lean = not self._checks_left and self._actions_out is not None
+        if self._mixed:
+            check_mixed_row(self._owner, self._act_layout, self.actions[0, ...])
         obs, reward, terminated, truncated, info = self._env_step(self._action())
         stats = self._stats
         stats.total += reward
@@ -396,6 +371,10 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._terminal_out[0] = terminated
         self._truncation_out[0] = truncated
         if terminated or truncated:
+            if self._write_final is not None:
+                if self._checks_left:
+                    check_observation(self, self.env.observation_space, obs, "step()")
+                self._write_final(obs)
             obs, _ = self.env.reset()
             where = "reset()"
             infos = [stats.finish()]

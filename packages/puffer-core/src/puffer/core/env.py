@@ -16,14 +16,11 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from puffer.core.actions import action_checker
 from puffer.core.buffer import Buffer
 from puffer.core.errors import APIUsageError
 
-__all__ = ["ACTION_CHECK_STEPS", "PufferEnv"]
-
-# Discrete action ranges are validated on this many steps after construction; later steps
-# check only shape and dtype (for 1-D actions, one memoryview assignment that also copies).
-ACTION_CHECK_STEPS = 16
+__all__ = ["PufferEnv"]
 
 Infos = list[dict[str, Any]]
 
@@ -38,6 +35,12 @@ class PufferEnv:
         obs_layout / action_layout: a `puffer.core.Layout` when rows pack a structured space
             (emulated envs), else None.
         observations, actions, rewards, terminals, truncations, masks: the bound arrays.
+        final_observations: the bound side array (N, *obs_shape), or None. When the env
+            `writes_final_observations` (emulated Gymnasium/PettingZoo envs do), a step that
+            ends a row's episode (terminal or truncated) writes that row's last observation
+            here, since auto-reset already replaced it in `observations`; nothing is written
+            on other rows or steps, which keep stale data. None for other envs, or when the
+            given `buf` has no such array.
 
     Example:
         >>> from puffer.core import GymnasiumPufferEnv
@@ -57,6 +60,12 @@ class PufferEnv:
     obs_layout: Any = None
     action_layout: Any = None
     render_mode: str | None = None
+    # Native envs that check action ranges themselves (in C) set this False; shape and dtype
+    # are still checked by `step` on every call.
+    check_action_ranges: bool = True
+    # Envs that write `final_observations` (the last observation of an episode that ended this
+    # step, before auto-reset replaced it) set this True; see `puffer.core.buffer`.
+    writes_final_observations: bool = False
 
     def __init__(self, buf: Buffer | None = None):
         name = type(self).__name__
@@ -74,7 +83,10 @@ class PufferEnv:
             raise APIUsageError(f"{name}.num_agents is {self.num_agents!r}, expected an int >= 1")
         if buf is None:
             buf = Buffer.allocate(
-                self.num_agents, self.single_observation_space, self.single_action_space
+                self.num_agents,
+                self.single_observation_space,
+                self.single_action_space,
+                final_observations=self.writes_final_observations,
             )
         else:
             buf.check(
@@ -87,15 +99,23 @@ class PufferEnv:
         self.terminals = buf.terminals
         self.truncations = buf.truncations
         self.masks = buf.masks
+        self.final_observations = buf.final_observations if self.writes_final_observations else None
         self.observation_space = batch_space(self.single_observation_space, self.num_agents)
         self.action_space = batch_space(self.single_action_space, self.num_agents)
         self.agent_ids = np.arange(self.num_agents)
         self._pending: tuple | None = None
-        # Integer actions for discrete spaces, floats for Box; any width, cast on copy.
-        self._action_kinds = "iu" if self.actions.dtype.kind in "iu" else "f"
-        self._action_checks_left = ACTION_CHECK_STEPS
+        # The one action check (puffer.core.actions), on every step: in full for arrays from
+        # the caller, values only for the buffer itself (its shape and dtype are right).
+        owner, space, n = self._action_owner(), self.single_action_space, self.num_agents
+        ranges = self.check_action_ranges
+        self._check_actions = action_checker(space, owner, ranges=ranges, num_rows=n)
+        self._check_values = action_checker(
+            space, owner, ranges=ranges, num_rows=n, values_only=True
+        )
         # memoryview slice assignment exists for 1-D buffers only (one action per agent).
         self._actions_out = memoryview(self.actions) if self.actions.ndim == 1 else None
+        # What the values-only check reads: a memoryview's tolist() is the cheapest.
+        self._actions_in = self.actions if self._actions_out is None else self._actions_out
         self._has_reset = False
         self.closed = False
 
@@ -123,14 +143,28 @@ class PufferEnv:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos]:
         """Step all agents with `actions` of shape (num_agents, *act_shape).
 
-        Actions are copied into the bound `actions` array unless they already are that array.
+        Actions are checked on every call (`puffer.core.check_actions`: shape, dtype, and
+        range and finiteness unless `check_action_ranges` is False), then copied into the
+        bound `actions` array unless they already are that array.
         Returns `(observations, rewards, terminals, truncations, infos)`, the bound arrays
         themselves (no copy): read them before the next step.
         """
         if self.closed or not self._has_reset:
             self._check_open("step")
             raise APIUsageError(f"{self}: step() called before reset(); call reset(seed) first")
-        if actions is not self.actions:
+        out = self._actions_out
+        if actions is self.actions:
+            self._check_values(self._actions_in)
+        elif out is not None:
+            try:
+                # A memoryview accepts only an array of the buffer's own shape and dtype, so
+                # this one assignment checks both and copies; then only values are checked.
+                out[:] = actions
+            except (TypeError, ValueError):
+                self._write_actions(actions)  # another dtype, shape or type
+            else:
+                self._check_values(out)
+        else:
             self._write_actions(actions)
         infos = self._step()
         return self.observations, self.rewards, self.terminals, self.truncations, infos
@@ -174,55 +208,19 @@ class PufferEnv:
         if self.closed:
             raise APIUsageError(f"{self}: {call}() called after close(); make a new env")
 
-    def _write_actions(self, actions: Any) -> None:
-        """Validate `actions` and copy them into the buffer.
+    def _action_owner(self) -> str:
+        """How action errors name this env (a string: a closure must not hold `self`)."""
+        return repr(self)
 
-        Shape and dtype kind are checked on every call; discrete ranges during the first
-        `ACTION_CHECK_STEPS` calls, after which the step path stays lean.
-        """
-        if self._actions_out is not None and not self._action_checks_left:
-            try:
-                # A memoryview accepts only an array of the buffer's own shape and dtype, so
-                # this one assignment is both the check and the copy of the common case.
-                self._actions_out[:] = actions
-                return
-            except (TypeError, ValueError):
-                pass  # another dtype, shape or type: validated (and cast) below
+    def _write_actions(self, actions: Any) -> None:
+        """Check `actions` in full and copy them into the buffer (unless they are the buffer)."""
+        if actions is self.actions:
+            self._check_values(self._actions_in)
+            return
         if type(actions) is not np.ndarray:
             actions = np.asarray(actions)
-        if actions.shape != self.actions.shape or actions.dtype.kind not in self._action_kinds:
-            self._raise_bad_actions(actions)
-        if self._action_checks_left:
-            self._action_checks_left -= 1
-            self._check_action_range(actions)
+        self._check_actions(actions)
         self.actions[...] = actions
-
-    def _raise_bad_actions(self, actions: np.ndarray) -> None:
-        space = self.single_action_space
-        if actions.shape != self.actions.shape:
-            raise APIUsageError(
-                f"{self}: actions have shape {actions.shape}, expected {self.actions.shape} "
-                f"(num_agents={self.num_agents}, action space {space})"
-            )
-        kind = "integers" if self._action_kinds == "iu" else "floats"
-        raise APIUsageError(
-            f"{self}: actions have dtype {actions.dtype}, expected {kind} for {space}; "
-            f"pass a {self.actions.dtype} array like env.actions"
-        )
-
-    def _check_action_range(self, actions: np.ndarray) -> None:
-        space = self.single_action_space
-        if not isinstance(space, spaces.Discrete | spaces.MultiDiscrete):
-            return
-        low = space.start
-        high = space.start + (space.n if isinstance(space, spaces.Discrete) else space.nvec)
-        bad = (actions < low) | (actions >= high)
-        if bad.any():
-            index = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise APIUsageError(
-                f"{self}: action {actions[index]} at index {index} is outside {space}; "
-                "clip or sample actions from the action space"
-            )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_agents={self.num_agents})"

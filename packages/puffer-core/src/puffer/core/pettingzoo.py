@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from puffer.core.actions import action_checker
 from puffer.core.buffer import Buffer
-from puffer.core.checks import check_action_row, check_observation
+from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.emulation import (
     CHECK_STEPS,
     EmulatedEnv,
@@ -133,8 +134,10 @@ class PettingZooPufferEnv(EmulatedEnv):
     Rows are padded to `len(possible_agents)`: absent agents get zero observations, reward 0,
     mask False and are not reported terminal. An agent that finishes reports its final reward
     and flag with mask True. Auto-reset happens once every agent is done; the rows then hold
-    the first observations of the next episode. Infos hold one `{episode_return,
-    episode_length, <summed numeric infos>}` dict per agent whose episode ended.
+    the first observations of the next episode. `final_observations` gets the last
+    observation of each agent whose episode ended on that step (when the env reports one).
+    Infos hold one `{episode_return, episode_length, <summed numeric infos>}` dict per agent
+    whose episode ended.
 
     Raises:
         EmulationError: a space cannot be emulated, the AEC env is not parallelizable, or an
@@ -151,6 +154,8 @@ class PettingZooPufferEnv(EmulatedEnv):
         >>> rewards
         array([-1.,  1.], dtype=float32)
     """
+
+    writes_final_observations = True
 
     def __init__(
         self,
@@ -176,9 +181,6 @@ class PettingZooPufferEnv(EmulatedEnv):
             raise EmulationError(f"{self!r}: {error}") from None
         self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
         self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
-        # Agents with different action spaces share a padded space, so a sampled action can
-        # be valid for one agent and not another: check them against their own space always.
-        self._check_every_step = any(space != self._act_spaces[0] for space in self._act_spaces)
         self.num_agents = len(self.possible_agents)
         self.render_mode = getattr(self.env, "render_mode", None)
         super().__init__(buf)
@@ -187,12 +189,37 @@ class PettingZooPufferEnv(EmulatedEnv):
         self._writers = [
             obs_writer(self.observations[i, ...], layout) for i, layout in enumerate(obs_layouts)
         ]
+        final = self.final_observations
+        self._final_writers = (
+            None
+            if final is None
+            else [obs_writer(final[i, ...], layout) for i, layout in enumerate(obs_layouts)]
+        )
         self._converters = [
             action_converter(layout, self.actions[i, ...], f"{self!r} agent {agent!r}")
             for i, (layout, agent) in enumerate(zip(act_layouts, self.possible_agents, strict=True))
         ]
         self._act_layouts = act_layouts
+        self._agent_checks = self._own_action_checks(act_layouts)
         self._stats = [EpisodeStats() for _ in self.possible_agents]
+
+    def _own_action_checks(self, layouts: list[Layout]) -> list:
+        """Per-agent `(check, columns, layout)` where the padded row check is not enough.
+
+        `PufferEnv.step` checks every row against the shared (padded) action space. Agents
+        with different spaces get a second check of their own row prefix against their own
+        space (a sampled action can be valid for one agent and not another), and mixed
+        discrete + continuous rows a check that their discrete parts are whole numbers.
+        """
+        different = any(space != self._act_spaces[0] for space in self._act_spaces)
+        checks = []
+        for agent, layout in zip(self.possible_agents, layouts, strict=True):
+            owner = f"{self!r} agent {agent!r}"
+            own = action_checker(row_action_space(layout), owner, num_rows=1) if different else None
+            width = layout.row_shape[0] if layout.row_shape else None
+            mixed = is_mixed(layout)
+            checks.append((own, width, layout if mixed else None, owner))
+        return checks if different or any(check[2] for check in checks) else []
 
     def _write_observations(self, observations: dict[str, Any], where: str) -> None:
         for i, agent in enumerate(self.possible_agents):
@@ -218,15 +245,17 @@ class PettingZooPufferEnv(EmulatedEnv):
 
     def _step(self) -> Infos:
         live = set(self.env.agents)
-        check = self._checks_left or self._check_every_step
         if self._checks_left:
             self._checks_left -= 1
         actions = {}
         for i, agent in enumerate(self.possible_agents):
             if agent in live:
-                if check:
-                    owner = f"{self!r} agent {agent!r}"
-                    check_action_row(owner, self._act_layouts[i], self.actions[i, ...])
+                if self._agent_checks:
+                    own, width, mixed, owner = self._agent_checks[i]
+                    if own is not None:
+                        own(self.actions[i : i + 1, :width] if width else self.actions[i : i + 1])
+                    if mixed is not None:
+                        check_mixed_row(owner, mixed, self.actions[i, ...])
                 actions[agent] = self._converters[i]()
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         finished = []
@@ -252,6 +281,12 @@ class PettingZooPufferEnv(EmulatedEnv):
                 stats.add_info(info)
             if terminated or truncated:
                 finished.append(stats.finish())
+                if self._final_writers is not None and agent in observations:
+                    obs = observations[agent]
+                    if self._checks_left:
+                        owner = f"{self!r} agent {agent!r}"
+                        check_observation(owner, self._obs_spaces[i], obs, "step()")
+                    self._final_writers[i](obs)
         if not self.env.agents:
             observations, _ = self.env.reset()
             for i, agent in enumerate(self.possible_agents):

@@ -2,8 +2,10 @@
 
 Names come from three places:
 - the `puffer.envs` entry-point group: an installed package declares
-  `[project.entry-points."puffer.envs"] breakout = "puffer.ocean:Breakout"`, a callable
+  `[project.entry-points."puffer.envs"] bandit = "puffer.ocean.sanity:Bandit"`, a callable
   that takes `buf=None` and keyword config and returns a `PufferEnv`;
+- the `puffer.env_families` group: one entry point names a mapping `{name: creator}`, for a
+  package whose envs are enumerated at import (`ocean = "puffer.ocean:ENVS"`, every C env);
 - `gym-<id>` for any id in Gymnasium's registry (emulated with `GymnasiumPufferEnv`);
 - `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`) or a PettingZoo registry
   id (`pettingzoo-classic/rps-v2`), emulated with `PettingZooPufferEnv` (parallel API where the
@@ -22,16 +24,43 @@ from typing import Any
 from puffer.core.env import PufferEnv
 from puffer.core.errors import EnvNotFoundError
 
-__all__ = ["ENTRY_POINT_GROUP", "env_creator", "make", "registered_envs"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FAMILY_GROUP",
+    "env_creator",
+    "env_package",
+    "make",
+    "registered_envs",
+]
 
 ENTRY_POINT_GROUP = "puffer.envs"
+FAMILY_GROUP = "puffer.env_families"
 GYM_PREFIX = "gym-"
 PETTINGZOO_PREFIX = "pettingzoo-"
 
 
+def _entries() -> dict[str, tuple[str, Callable[[], Any], str | None]]:
+    """Every registered name -> (`module:attr`, a loader of its creator, its distribution)."""
+    entries: dict[str, tuple[str, Callable[[], Any], str | None]] = {}
+    for ep in entry_points(group=FAMILY_GROUP):
+        package = ep.dist.name if ep.dist is not None else None
+        for name, creator in ep.load().items():
+            entries[name] = (f"{ep.value}[{name!r}]", lambda creator=creator: creator, package)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        entries[ep.name] = (ep.value, ep.load, ep.dist.name if ep.dist is not None else None)
+    return entries
+
+
 def registered_envs() -> dict[str, str]:
-    """Names registered through the `puffer.envs` entry points, mapped to their `module:attr`."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    """Names registered through the `puffer.envs` and `puffer.env_families` entry points,
+    mapped to their `module:attr` (`module:attr['name']` for a family member)."""
+    return {name: value for name, (value, _, _) in _entries().items()}
+
+
+def env_package(name: str) -> str | None:
+    """The distribution that registers `name` (e.g. `puffer-ocean`), None when not registered."""
+    entry = _entries().get(name)
+    return entry[2] if entry is not None else None
 
 
 def _known_names() -> list[str]:
@@ -51,9 +80,9 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
     Raises:
         EnvNotFoundError: no installed package registers `name`; the message lists close names.
     """
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load()
+    entry = _entries().get(name)
+    if entry is not None:
+        return entry[1]()
     if name.startswith(GYM_PREFIX):
         import gymnasium
 

@@ -2,7 +2,7 @@
 
 The arrays of the buffer contract are handed to the compiled `_ocean` class once, at
 construction; `reset` and `step` then run entirely in C (without the GIL, optionally across
-OpenMP threads) and write observations, rewards, terminals and truncations in place.
+threads) and write observations, rewards, terminals and truncations in place.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import difflib
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium import spaces
 
 from puffer.core import APIUsageError, Buffer, PufferEnv
 from puffer.ocean import _ocean
 from puffer.ocean.render import frame_to_ansi
 
-__all__ = ["OceanEnv", "check_positive"]
+__all__ = ["OceanEnv", "env_class", "header_path"]
 
 Infos = list[dict[str, Any]]
 RENDER_MODES = ("rgb_array", "ansi")
@@ -26,15 +27,16 @@ RENDER_MODES = ("rgb_array", "ansi")
 class OceanEnv(PufferEnv):
     """Base class of the C envs: `num_envs` instances of one C header, one buffer for all.
 
-    Subclasses set `c_name` (the class in `_ocean`), `config_class` (a dataclass whose fields
-    are the C struct's config fields, with defaults), the two single-agent spaces, and override
-    `agents_per_env` when an instance holds more than one agent. Rows are laid out env by env:
-    env i owns rows `[i * agents_per_env, (i + 1) * agents_per_env)`.
+    Every subclass is built by `env_class` from the spec its header declares (`SPEC` in
+    `csrc/<env>/<env>.h`): `c_name` (the class in `_ocean`), `config_class` (a frozen dataclass
+    of the header's config fields and defaults) and the two single-agent spaces. The agents of
+    one instance come from the header's `c_init` under the config. Rows are laid out env by
+    env: env i owns `num_agents / num_envs` consecutive rows.
 
     Args:
         num_envs: instances of the C env, stepped together.
-        buf: arrays to write into (`num_envs * agents_per_env` rows); allocated when None.
-        num_threads: OpenMP threads for `step` (1 steps in the calling thread).
+        buf: arrays to write into (`num_agents` rows); allocated when None.
+        num_threads: threads for `step` (1 steps in the calling thread).
         render_mode: "rgb_array" (`render()` returns an (H, W, 3) uint8 frame) or "ansi"
             (a string of 24-bit colour terminal text).
         log_interval: steps between collections of the episode logs; `step` returns the means
@@ -43,11 +45,18 @@ class OceanEnv(PufferEnv):
         **config: overrides of `config_class` fields.
 
     Raises:
-        APIUsageError: an unknown config key, a value of the wrong type, or a bad `buf`.
+        APIUsageError: an unknown config key, a value of the wrong type or outside the range
+            the header declares, or a bad `buf`. `step` raises it, stepping nothing, for an
+            action outside the action space (discrete) or not finite (continuous), naming the
+            row and the value.
     """
 
     c_name: ClassVar[str]
     config_class: ClassVar[type]
+    spec: ClassVar[dict[str, Any]]
+    # `step` checks shape and dtype (puffer.core.check_actions); the binding checks ranges and
+    # finiteness in C, on every step.
+    check_action_ranges = False
 
     def __init__(
         self,
@@ -70,33 +79,26 @@ class OceanEnv(PufferEnv):
             raise APIUsageError(f"{name}: log_interval is {log_interval}, expected >= 1")
         self.config = _make_config(name, self.config_class, config)
         self.num_envs = int(num_envs)
-        self.num_agents = self.num_envs * self.agents_per_env(self.config)
         self.render_mode = render_mode
         self.log_interval = log_interval
-        super().__init__(buf)
-        self.masks[:] = True
         native = getattr(_ocean, self.c_name)
-        self._c = native(
-            self.num_envs,
-            dataclasses.asdict(self.config),
-            self.observations,
-            self.actions,
-            self.rewards,
-            self.terminals,
-            self.truncations,
-            num_threads,
-        )
+        self._c = native(self.num_envs, dataclasses.asdict(self.config), num_threads)
+        self.num_agents = int(self._c.num_agents)
+        try:
+            super().__init__(buf)
+            self._c.bind(
+                self.observations, self.actions, self.rewards, self.terminals, self.truncations
+            )
+        except BaseException:
+            self._c.close()  # c_init allocated; nothing else will free it
+            raise
+        self.masks[:] = True
         self._steps = 0
         self._seeds: np.random.Generator | None = None
 
-    @classmethod
-    def agents_per_env(cls, config: Any) -> int:
-        """Agents (rows) in one instance under `config`; 1 unless the env says otherwise."""
-        return 1
-
     @property
     def num_threads(self) -> int:
-        """OpenMP threads used by `step`; settable."""
+        """Threads used by `step`; settable."""
         return self._c.num_threads
 
     @num_threads.setter
@@ -136,6 +138,35 @@ class OceanEnv(PufferEnv):
         self._check_open("render")
         frame = self._c.render(index)
         return frame if self.render_mode == "rgb_array" else frame_to_ansi(frame)
+
+    def save_state(self) -> np.ndarray:
+        """Everything needed to continue these envs bit-exactly, as a 1-D uint8 array (a copy).
+
+        Holds every instance's struct (RNG, tick, pending logs, config), its heap arrays and its
+        observation rows, plus the step count that times log collection; never pointers.
+        `reset()` without a seed after `load_state` draws a fresh seed (it is not saved).
+        """
+        self._check_open("save_state")
+        steps = np.array([self._steps], "<i8").view(np.uint8)
+        return np.concatenate([self._c.save_state(), steps])
+
+    def load_state(self, state: np.ndarray) -> None:
+        """Restore what `save_state` returned, in place (the bound arrays keep their identity).
+
+        Raises:
+            APIUsageError: `state` is not a 1-D uint8 array from `save_state` of an env with
+                the same name, `num_envs` and config; nothing is changed then.
+        """
+        self._check_open("load_state")
+        state = np.asarray(state)
+        if state.dtype != np.uint8 or state.ndim != 1 or state.size < 8:
+            raise APIUsageError(
+                f"{self}: load_state() needs the 1-D uint8 array save_state() returned, got "
+                f"shape {state.shape} dtype {state.dtype}"
+            )
+        self._c.load_state(np.ascontiguousarray(state[:-8]))
+        self._steps = int(state[-8:].view("<i8")[0])
+        self._has_reset = True
 
     def close(self) -> None:
         """Free the C envs. Idempotent; the arrays stay valid."""
@@ -178,11 +209,63 @@ def _make_config(owner: str, config_class: type, overrides: dict[str, Any]) -> A
     return config_class(**values)
 
 
-def check_positive(config: Any, *names: str) -> None:
-    """Raise `APIUsageError` unless every named field of `config` is > 0 (for `__post_init__`)."""
-    for name in names:
-        value = getattr(config, name)
-        if value <= 0:
-            raise APIUsageError(
-                f"{type(config).__name__}.{name} is {value!r}, expected a value > 0"
-            )
+def env_class(name: str) -> type[OceanEnv]:
+    """The `OceanEnv` subclass of the C env `name`, built from its header's spec.
+
+    The class is named after the env in CamelCase (`cartpole_continuous` ->
+    `CartpoleContinuous`), its config dataclass likewise with `Config` appended.
+    """
+    spec = _ocean.SPECS[name]
+    class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    dtype = np.dtype(spec["obs_dtype"])
+    low, high = spec["obs_low"], spec["obs_high"]
+    if isinstance(low, list):
+        low, high = np.array(low, dtype), np.array(high, dtype)
+    obs_space = spaces.Box(low, high, (spec["obs_size"],), dtype)
+    sizes = spec["action_sizes"]
+    if len(sizes) == 1:
+        action_space: spaces.Space = spaces.Discrete(sizes[0])
+    elif sizes:
+        action_space = spaces.MultiDiscrete(sizes)
+    else:
+        shape = (spec["action_dim"],)
+        action_space = spaces.Box(spec["action_low"], spec["action_high"], shape, np.float32)
+    attributes = {
+        "__doc__": f"{spec['doc']}\n\nBuilt from csrc/{header_path(spec)} (see `OceanEnv`).",
+        "__module__": "puffer.ocean",
+        "__qualname__": class_name,
+        "c_name": name,
+        "config_class": _config_class(f"{class_name}Config", spec["config"]),
+        "spec": spec,
+        "single_observation_space": obs_space,
+        "single_action_space": action_space,
+    }
+    return type(class_name, (OceanEnv,), attributes)
+
+
+def header_path(spec: dict[str, Any]) -> str:
+    """The header's path under csrc/, e.g. `squared/squared.h`."""
+    return "/".join(spec["header"].replace("\\", "/").split("/")[-2:])
+
+
+def _config_class(class_name: str, fields: list[dict[str, Any]]) -> type:
+    """A frozen dataclass of the header's config fields, defaults and one-line meanings."""
+    types = {"int": int, "float": float}
+    items = [
+        (
+            f["name"],
+            types[f["type"]],
+            dataclasses.field(
+                default=types[f["type"]](f["default"]),
+                metadata={"doc": f["doc"], "min": f["min"], "max": f["max"]},
+            ),
+        )
+        for f in fields
+    ]
+    lines = [f"    {f['name']}: {f['doc']} (in [{f['min']:g}, {f['max']:g}])" for f in fields]
+    doc = f"{class_name[: -len('Config')]} settings, declared in its C header."
+    if lines:
+        doc += "\n\nAttributes:\n" + "\n".join(lines)
+    cls = dataclasses.make_dataclass(class_name, items, frozen=True, namespace={"__doc__": doc})
+    cls.__module__ = "puffer.ocean"
+    return cls

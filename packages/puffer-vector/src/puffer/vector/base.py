@@ -1,4 +1,4 @@
-"""What every vectorizer shares: sizes, the call-order state machine, action checks, batches.
+"""What every vectorizer shares: sizes, the call-order state machine, the action check, batches.
 
 A vectorizer runs `num_envs` copies of one env, split across `num_workers` workers that each
 own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
@@ -27,6 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
 from puffer.core import env_creator as registry_creator
+from puffer.core.actions import action_checker
 
 __all__ = ["EnvSpec", "RecvResult", "Vectorizer"]
 
@@ -48,6 +49,7 @@ class EnvSpec:
     single_action_space: spaces.Space
     obs_layout: Any
     action_layout: Any
+    final_observations: bool = False
 
     @classmethod
     def of(cls, env: PufferEnv) -> EnvSpec:
@@ -57,6 +59,17 @@ class EnvSpec:
             env.single_action_space,
             env.obs_layout,
             env.action_layout,
+            bool(getattr(env, "writes_final_observations", False)),
+        )
+
+    def allocate(self, num_agents: int) -> Buffer:
+        """A zeroed `Buffer` of `num_agents` rows for these envs (with `final_observations`
+        when they write it)."""
+        return Buffer.allocate(
+            num_agents,
+            self.single_observation_space,
+            self.single_action_space,
+            final_observations=self.final_observations,
         )
 
     @classmethod
@@ -104,6 +117,7 @@ class Vectorizer:
         observation_space / action_space: one batch's spaces (`agents_per_batch` rows).
         obs_layout / action_layout: the env's `puffer.core.Layout` for packed spaces, or None.
         buf: the `Buffer` of all `num_agents` rows (shared memory for Multiprocessing).
+        final_observations: see the property.
     """
 
     def __init__(
@@ -145,7 +159,10 @@ class Vectorizer:
         self.observation_space = batch_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = batch_space(self.single_action_space, self.agents_per_batch)
         self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
-        self._action_bounds = _discrete_bounds(self.single_action_space)
+        # The one action check (puffer.core.check_actions), on every send.
+        self._check_actions = action_checker(
+            self.single_action_space, f"send() on {self!r}", num_rows=self.agents_per_batch
+        )
         self._views: dict[tuple[int, ...], tuple] = {}
         # Units are what recv() hands out whole: with zero_copy the fixed contiguous groups of
         # a batch, else single workers (any ready ones fill a batch). Pending ones are in
@@ -203,10 +220,13 @@ class Vectorizer:
                 (inside the space), floats for Box. Copied into the shared actions rows.
 
         Raises:
-            APIUsageError: out of order, or actions of the wrong shape, dtype or range.
+            APIUsageError: out of order, or actions of the wrong shape or dtype, out of range
+                or not finite (`puffer.core.check_actions`, every call; rows are the batch's).
         """
         self._require((_Expect.SEND,), "send")
-        actions = self._check_actions(actions)
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        self._check_actions(actions)
         self.buf.actions[self._batch_rows] = actions
         self._guard(self._start_step, self._batch_workers)
         self._expect = _Expect.RECV
@@ -244,6 +264,23 @@ class Vectorizer:
                 masks[rows],
             )
         return obs, rewards, terminals, truncations, infos, agent_ids, masks
+
+    @property
+    def final_observations(self) -> np.ndarray | None:
+        """The final observations of the last `recv()` batch, rows aligned with its rows.
+
+        (agents_per_batch, *obs_shape), the observation dtype. Row i holds the last
+        observation of the episode that ended on that row in that batch (where its
+        `terminals` or `truncations` is True): auto-reset has already put the next episode's
+        first observation in `observations`. Other rows hold stale data. Written by the envs
+        only on those rows (shared memory for Multiprocessing; Ray ships only those rows), so
+        it costs nothing on other steps. A view of the buffer for contiguous batches (valid
+        until the next `send`), a copy otherwise. None when the env does not write final
+        observations (`PufferEnv.writes_final_observations`; emulated Gymnasium and
+        PettingZoo envs do).
+        """
+        final = self.buf.final_observations
+        return None if final is None else final[self._batch_rows]
 
     # Synchronous API --------------------------------------------------------------------------
 
@@ -336,36 +373,6 @@ class Vectorizer:
             self._expect = _Expect.FAILED
             raise
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        actions = np.asarray(actions)
-        space = self.single_action_space
-        if actions.shape != self._action_shape:
-            raise APIUsageError(
-                f"send() on {self!r}: actions have shape {actions.shape}, expected "
-                f"{self._action_shape} (agents_per_batch={self.agents_per_batch}, {space})"
-            )
-        if self._action_bounds is None:
-            if not np.issubdtype(actions.dtype, np.floating):
-                raise APIUsageError(
-                    f"send() on {self!r}: actions have dtype {actions.dtype}, expected floats "
-                    f"for {space}; pass float32"
-                )
-            return actions
-        if not np.issubdtype(actions.dtype, np.integer):
-            raise APIUsageError(
-                f"send() on {self!r}: actions have dtype {actions.dtype}, expected integers "
-                f"for {space}; pass int32"
-            )
-        low, high = self._action_bounds
-        bad = (actions < low) | (actions >= high)
-        if bad.any():
-            index = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise APIUsageError(
-                f"send() on {self!r}: action {actions[index]} at index {index} is outside "
-                f"{space}; clip or sample actions from single_action_space"
-            )
-        return actions
-
     def _batch_views(self, workers: tuple[int, ...]) -> tuple:
         """Rows (a slice when contiguous, else an index array) and the arrays to return."""
         per = self.agents_per_worker
@@ -420,12 +427,3 @@ def _name_of(creator: Any) -> str:
     return getattr(creator, "__name__", None) or getattr(
         getattr(creator, "func", None), "__name__", type(creator).__name__
     )
-
-
-def _discrete_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low, high) of integer actions in buffer coordinates, or None for float actions."""
-    if isinstance(space, spaces.Discrete):
-        return np.asarray(space.start), np.asarray(space.start + space.n)
-    if isinstance(space, spaces.MultiDiscrete):
-        return np.asarray(space.start), np.asarray(space.start + space.nvec)
-    return None

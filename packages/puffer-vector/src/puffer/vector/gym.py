@@ -3,8 +3,13 @@
 Each agent row is one Gymnasium sub-env, so `num_envs` here is the vectorizer's `num_agents`.
 Episodes auto-reset in the same step (Gymnasium's `AutoresetMode.SAME_STEP`, declared in
 `metadata`): the step that ends an episode returns its final reward and flags with the first
-observation of the next episode. Unlike Gymnasium's own SAME_STEP envs there is no
-`final_obs` in infos; episode statistics arrive as `infos["episodes"]`, a list of flat dicts.
+observation of the next episode, and, as Gymnasium 1.x's SAME_STEP envs do, the episode's last
+observation in `infos["final_obs"]` (an object array, None on other rows) with the row mask
+`infos["_final_obs"]`; `infos["final_info"]` is an empty dict (puffer keeps no per-row env
+infos) with its mask `infos["_final_info"]`. These keys are present only on steps where an
+episode ended, and only for envs that write final observations (emulated Gymnasium and
+PettingZoo envs; see `Vectorizer.final_observations`). Episode statistics arrive as
+`infos["episodes"]`, a list of flat dicts.
 """
 
 from __future__ import annotations
@@ -73,15 +78,28 @@ class VectorEnv(GymnasiumVectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every env; returns `(obs, rewards, terminations, truncations, infos)`.
 
-        Rewards come as float32 and both flags as bool, one row per agent.
+        Rewards come as float32 and both flags as bool, one row per agent. Where an episode
+        ended, infos hold `final_obs` / `_final_obs` / `final_info` / `_final_info` as
+        Gymnasium's SAME_STEP autoreset does (module docstring).
         """
-        obs, rewards, terminals, truncations, infos = self.vec.step(actions)
+        obs, rewards, terminals, truncations, episodes = self.vec.step(actions)
+        infos: dict[str, Any] = {"episodes": episodes}
+        final = self.vec.final_observations
+        if final is not None:
+            ended = terminals | truncations
+            if ended.any():
+                final_obs = np.full(self.num_envs, None, dtype=object)
+                for row in np.flatnonzero(ended):
+                    final_obs[row] = final[row].copy()
+                infos.update(
+                    final_obs=final_obs, _final_obs=ended, final_info={}, _final_info=ended.copy()
+                )
         return (
             self._out(obs),
             self._out(rewards),
             self._out(terminals),
             self._out(truncations),
-            {"episodes": infos},
+            infos,
         )
 
     def close_extras(self, **kwargs: Any) -> None:

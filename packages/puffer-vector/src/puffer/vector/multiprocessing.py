@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from puffer.core import ARRAY_NAMES, Buffer, WorkerError
+from puffer.core import Buffer, WorkerError
 from puffer.vector._protocol import Backoff, Flag, SharedArray, attach_flags, worker_main
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
@@ -132,11 +132,9 @@ class Multiprocessing(Vectorizer):
         self._finalizer = weakref.finalize(self, _release, res)
         prefix = f"{SHM_PREFIX}-{os.getpid()}-{secrets.token_hex(4)}"
         try:
-            template = Buffer.allocate(
-                self.num_agents, self.single_observation_space, self.single_action_space
-            )
+            template = self.spec.allocate(self.num_agents)
             arrays = {}
-            for name in ARRAY_NAMES:
+            for name in template.names:
                 arrays[name] = SharedArray.create(f"{prefix}-{name}", getattr(template, name))
                 res.handles.append(arrays[name])
             flags_handle = SharedArray.create(

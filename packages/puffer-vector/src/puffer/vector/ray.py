@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from puffer.core import Buffer, PufferEnv, WorkerError
+from puffer.core import PufferEnv, WorkerError
 from puffer.vector.base import EnvCreator, EnvSpec, Infos, Vectorizer
 
 __all__ = ["Ray"]
@@ -35,9 +35,7 @@ class _RayWorker:
         num_envs: int,
     ):
         per = spec.num_agents
-        self.buf = Buffer.allocate(
-            num_envs * per, spec.single_observation_space, spec.single_action_space
-        )
+        self.buf = spec.allocate(num_envs * per)
         self.envs: list[PufferEnv] = []
         for k in range(num_envs):
             rows = self.buf.rows(k * per, (k + 1) * per)
@@ -65,7 +63,12 @@ class _RayWorker:
             env.close()
 
     def _result(self, infos: Infos) -> tuple:
-        return (*(getattr(self.buf, name) for name in _RESULT_NAMES), infos)
+        buf, final = self.buf, None
+        if buf.final_observations is not None:
+            # Only the rows whose episode ended travel: the others hold stale data.
+            ended = np.flatnonzero(buf.terminals | buf.truncations)
+            final = (ended, buf.final_observations[ended])
+        return (*(getattr(buf, name) for name in _RESULT_NAMES), final, infos)
 
 
 class Ray(Vectorizer):
@@ -111,9 +114,7 @@ class Ray(Vectorizer):
         if not ray.is_initialized():
             ray.init(address=ray_address, include_dashboard=False)
         spec = self.spec
-        self.buf = Buffer.allocate(
-            self.num_agents, spec.single_observation_space, spec.single_action_space
-        )
+        self.buf = spec.allocate(self.num_agents)
         self._refs: dict[int, Any] = {}
         actor = ray.remote(num_cpus=num_cpus_per_worker)(_RayWorker)
         self._actors = [
@@ -157,10 +158,13 @@ class Ray(Vectorizer):
         infos: Infos = []
         per = self.agents_per_worker
         for w in workers:
-            *arrays, worker_infos = self._get(w, self._refs.pop(w))
+            *arrays, final, worker_infos = self._get(w, self._refs.pop(w))
             rows = self.buf.rows(w * per, (w + 1) * per)
             for name, array in zip(_RESULT_NAMES, arrays, strict=True):
                 getattr(rows, name)[...] = array
+            if final is not None:
+                ended, observations = final
+                rows.final_observations[ended] = observations
             infos.extend(worker_infos)
         return workers, infos
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from puffer.core import Buffer
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
 __all__ = ["Serial"]
@@ -48,9 +47,7 @@ class Serial(Vectorizer):
             env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
         )
         spec = self.spec
-        self.buf = Buffer.allocate(
-            self.num_agents, spec.single_observation_space, spec.single_action_space
-        )
+        self.buf = spec.allocate(self.num_agents)
         self.envs = []
         try:
             for i in range(num_envs):

@@ -10,6 +10,7 @@ given step and `SleepyEnv` sleeps in every step.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ __all__ = [
     "HeavyEnv",
     "SleepyEnv",
     "check_against_single_envs",
+    "check_final_observations",
 ]
 
 Infos = list[dict[str, float]]
@@ -234,6 +236,51 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
             assert infos == want, f"{vec!r}: step {step}: infos {infos} != {want}"
         actions = np.concatenate([tables[e][min(counts[e], steps - 1)] for e in envs])
         vec.send(actions)
+
+
+def check_final_observations(
+    vec: Any, make_raw: Callable[[], Any], steps: int = 300, seed: int = 3
+) -> None:
+    """Assert that `vec` (one agent per env, Discrete actions, any batch size) matches raw
+    Gymnasium envs.
+
+    One raw env per puffer env (`make_raw()`, the same env unwrapped from puffer), reset with
+    `seed + i` and stepped with the actions sent for its row, resetting by hand when an episode
+    ends. Every `recv()` batch is compared row by row: observations, flags and, on rows whose
+    episode ended, `vec.final_observations` against the raw env's last observation.
+
+    Raises:
+        AssertionError: a row differs, or fewer than `num_envs` episodes ended.
+    """
+    raws = [make_raw() for _ in range(vec.num_envs)]
+    expected = {i: (raw.reset(seed=seed + i)[0], False, False) for i, raw in enumerate(raws)}
+    rng = np.random.default_rng(seed)
+    vec.async_reset(seed)
+    ended = 0
+    for t in range(steps):
+        obs, _, terminals, truncations, _, agent_ids, _ = vec.recv()
+        final = vec.final_observations
+        assert final is not None and final.shape == obs.shape, f"{vec!r}: final {final}"
+        for row, env in enumerate(agent_ids.tolist()):
+            raw_obs, terminated, truncated = expected.pop(env)
+            flags = (bool(terminals[row]), bool(truncations[row]))
+            assert flags == (terminated, truncated), f"{vec!r}: env {env} step {t}: {flags}"
+            if terminated or truncated:
+                ended += 1
+                assert np.array_equal(final[row], raw_obs), (
+                    f"{vec!r}: env {env} step {t}: final observation {final[row]} != {raw_obs}"
+                )
+                raw_obs, _ = raws[env].reset()
+            assert np.array_equal(obs[row], raw_obs), f"{vec!r}: env {env} step {t}: obs"
+        actions = rng.integers(0, vec.single_action_space.n, len(agent_ids)).astype(np.int32)
+        for env, action in zip(agent_ids.tolist(), actions, strict=True):
+            raw_obs, _, terminated, truncated, _ = raws[env].step(action.item())
+            expected[env] = (raw_obs, terminated, truncated)
+        vec.send(actions)
+    vec.recv()
+    for raw in raws:
+        raw.close()
+    assert ended >= vec.num_envs, f"{vec!r}: only {ended} episodes ended in {steps} steps"
 
 
 _NAMES = ("observations", "rewards", "terminals", "truncations", "masks")

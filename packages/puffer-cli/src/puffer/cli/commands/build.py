@@ -13,13 +13,14 @@ import os
 import shutil
 import subprocess
 import sys
-from importlib.metadata import PackageNotFoundError, distribution, entry_points
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import typer
 
 from puffer.cli.commands._common import console, reported_errors
-from puffer.core import ENTRY_POINT_GROUP, APIUsageError, env_creator
+from puffer.core import APIUsageError, env_creator, registered_envs
+from puffer.core.registry import env_package
 
 __all__ = ["build", "build_command", "ocean_source_dir", "register"]
 
@@ -48,9 +49,8 @@ def ocean_source_dir() -> Path:
 
 def _check_ocean_env(env: str) -> None:
     env_creator(env)  # unknown names fail here, with the close names listed
-    found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == env]
-    if not found or found[0].dist is None or found[0].dist.name != OCEAN:
-        owner = found[0].value if found else "puffer.core emulation"
+    if env_package(env) != OCEAN:
+        owner = registered_envs().get(env, "puffer.core emulation")
         raise APIUsageError(
             f"{env} comes from {owner}, not {OCEAN}; `puffer build` compiles Ocean (C) envs only"
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import typer
@@ -20,7 +19,8 @@ from puffer.cli.commands._common import (
 )
 from puffer.cli.config import config_names
 from puffer.cli.overrides import flag, type_name
-from puffer.core import ENTRY_POINT_GROUP, make
+from puffer.core import make, registered_envs
+from puffer.core.registry import env_package
 from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, field_help
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
@@ -47,20 +47,21 @@ _PIPE_WIDTH = 132
 
 
 def list_envs() -> None:
-    """Print a table of every env registered through the `puffer.envs` entry points.
+    """Print a table of every env registered through the `puffer.envs` and `puffer.env_families`
+    entry points.
 
     Each env is created once with its defaults (one instance) to read its spaces and agent
     count; an env that fails to build is listed with the error instead.
     """
     shipped = set(config_names())
-    table = Table(title="puffer envs (puffer.envs entry points)")
+    table = Table(title="puffer envs (registered through entry points)")
     table.add_column("env", no_wrap=True)
     for column in ("observation", "action", "agents", "package", "config"):
         table.add_column(column)
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
-        package = ep.dist.name if ep.dist is not None else ep.value.partition(":")[0]
+    for name, value in sorted(registered_envs().items()):
+        package = env_package(name) or value.partition(":")[0]
         try:
-            env = make(ep.name)
+            env = make(name)
         except Exception as error:  # a broken plugin must not hide the others
             row = (f"[red]cannot build: {error}[/red]", "", "")
         else:
@@ -70,7 +71,7 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        table.add_row(ep.name, *row, package, "yes" if ep.name in shipped else "default")
+        table.add_row(name, *row, package, "yes" if name in shipped else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)
     out.print(

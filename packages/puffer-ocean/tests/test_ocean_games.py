@@ -1,7 +1,7 @@
 """Dynamics and learnability of target, connect4, g2048, tetris and memory through Python.
 
 The env trio (determinism, seeds, bounds, flags written) runs for these envs in
-test_ocean_envs.py and, in C under sanitizers, in test_ocean_b_sanitize.py; this file checks
+test_ocean_envs.py and, in C under sanitizers, in test_ocean_sanitize.py; this file checks
 what each game must do step to step, and that a scripted policy beats a random one (DESIGN §5:
 every env has a scripted sanity check that it is learnable).
 """
@@ -20,7 +20,7 @@ from puffer.ocean import write_png
 TURN_STEP = np.pi / 16  # target.h TARGET_TURN_STEP
 
 
-def test_ocean_b_g2048_conserves_tiles_and_spawns_two_or_four() -> None:
+def test_ocean_g2048_conserves_tiles_and_spawns_two_or_four() -> None:
     env = puffer.ocean.G2048(num_envs=32)
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=1)
@@ -39,7 +39,7 @@ def test_ocean_b_g2048_conserves_tiles_and_spawns_two_or_four() -> None:
     env.close()
 
 
-def test_ocean_b_connect4_each_turn_adds_one_piece_per_player() -> None:
+def test_ocean_connect4_each_turn_adds_one_piece_per_player() -> None:
     env = puffer.ocean.Connect4(num_envs=32)
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=2)
@@ -55,7 +55,7 @@ def test_ocean_b_connect4_each_turn_adds_one_piece_per_player() -> None:
     env.close()
 
 
-def test_ocean_b_tetris_shows_one_falling_piece() -> None:
+def test_ocean_tetris_shows_one_falling_piece() -> None:
     env = puffer.ocean.Tetris(num_envs=16)
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=3)
@@ -67,7 +67,7 @@ def test_ocean_b_tetris_shows_one_falling_piece() -> None:
     env.close()
 
 
-def test_ocean_b_target_truncates_every_agent_together() -> None:
+def test_ocean_target_truncates_every_agent_together() -> None:
     env = puffer.ocean.Target(num_envs=2, max_steps=20)
     env.reset(seed=4)
     rng = np.random.default_rng(0)
@@ -81,7 +81,7 @@ def test_ocean_b_target_truncates_every_agent_together() -> None:
     env.close()
 
 
-def test_ocean_b_memory_needs_memory() -> None:
+def test_ocean_memory_needs_memory() -> None:
     delay = 5
     env = puffer.ocean.Memory(num_envs=256, delay=delay)
     obs, _ = env.reset(seed=5)
@@ -176,7 +176,7 @@ def random_policy(env: puffer.ocean.OceanEnv):
         ("g2048", lambda obs, r, t, rng: g2048_corner(obs, r, t), "score", 2000),
     ],
 )
-def test_ocean_b_scripted_policy_beats_random(name, scripted, key, steps) -> None:
+def test_ocean_scripted_policy_beats_random(name, scripted, key, steps) -> None:
     scores = []
     for policy in (scripted, None):
         env = puffer.core.make(name, num_envs=16, log_interval=1)
@@ -186,7 +186,7 @@ def test_ocean_b_scripted_policy_beats_random(name, scripted, key, steps) -> Non
 
 
 @pytest.mark.parametrize("name", ["target", "connect4", "g2048", "tetris", "memory"])
-def test_ocean_b_render_draws_the_game(name: str, tmp_path: Path) -> None:
+def test_ocean_render_draws_the_game(name: str, tmp_path: Path) -> None:
     env = puffer.core.make(name, num_envs=2)
     env.reset(seed=7)
     rng = np.random.default_rng(0)

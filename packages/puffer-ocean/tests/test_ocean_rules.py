@@ -34,6 +34,7 @@ static uint8_t terminals[1], truncations[1];
     (env)->rewards = rewards;          \\
     (env)->terminals = terminals;      \\
     (env)->truncations = truncations;  \\
+    puffer_set_defaults(&SPEC, env);   \\
     c_init(env);                       \\
     (env)->rng = 1;                    \\
     c_reset(env)
@@ -60,7 +61,7 @@ def run_c(tmp_path: Path, header: str, body: str) -> None:
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
 
 
-def test_ocean_b_g2048_slides_and_merges(tmp_path: Path) -> None:
+def test_ocean_g2048_slides_and_merges(tmp_path: Path) -> None:
     run_c(
         tmp_path,
         "g2048/g2048.h",
@@ -108,7 +109,7 @@ def test_ocean_b_g2048_slides_and_merges(tmp_path: Path) -> None:
     )
 
 
-def test_ocean_b_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
+def test_ocean_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
     run_c(
         tmp_path,
         "connect4/connect4.h",
@@ -156,7 +157,7 @@ def test_ocean_b_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
     )
 
 
-def test_ocean_b_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
+def test_ocean_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
     run_c(
         tmp_path,
         "tetris/tetris.h",

@@ -1,0 +1,101 @@
+"""`final_observations`: the last observation of each ended episode, step for step against raw
+Gymnasium envs, through every backend and the Gymnasium VectorEnv adapter."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+from puffer.core import GymnasiumPufferEnv
+from puffer.vector import make
+from puffer.vector.gym import VectorEnv
+from puffer.vector.testing import DeterministicEnv, check_final_observations
+
+# Short episodes: CartPole both terminates (pole falls) and truncates (time limit) here.
+KWARGS = {"max_episode_steps": 12}
+STEPS = 300
+
+
+def raw_env() -> gymnasium.Env:
+    return gymnasium.make("CartPole-v1", **KWARGS)
+
+
+def test_emulated_env_final_observations_match_the_raw_env() -> None:
+    env = GymnasiumPufferEnv("CartPole-v1", env_kwargs=KWARGS)
+    raw = raw_env()
+    assert env.writes_final_observations and env.final_observations.shape == (1, 4)
+    obs, _ = env.reset(seed=5)
+    raw_obs, _ = raw.reset(seed=5)
+    rng = np.random.default_rng(0)
+    ended = {"terminal": 0, "truncation": 0}
+    for _ in range(STEPS):
+        action = int(rng.integers(2))
+        env.final_observations[:] = np.nan  # anything written must come from this step
+        obs, _, terminals, truncations, _ = env.step(np.array([action], np.int32))
+        raw_obs, _, terminated, truncated, _ = raw.step(action)
+        assert (terminals[0], truncations[0]) == (terminated, truncated)
+        if terminated or truncated:
+            ended["terminal" if terminated else "truncation"] += 1
+            np.testing.assert_array_equal(env.final_observations[0], raw_obs)
+            raw_obs, _ = raw.reset()
+        else:
+            assert np.isnan(env.final_observations).all()  # nothing written on other steps
+        np.testing.assert_array_equal(obs[0], raw_obs)
+    assert ended["terminal"] > 3 and ended["truncation"] > 3
+
+
+def test_envs_without_final_observations_say_so() -> None:
+    with make(DeterministicEnv, 2) as vec:
+        assert vec.final_observations is None and vec.buf.final_observations is None
+
+
+@pytest.mark.parametrize(
+    ("backend", "batch_size", "zero_copy"),
+    [
+        ("serial", 4, True),
+        ("multiprocessing", 4, True),
+        ("multiprocessing", 2, True),
+        ("multiprocessing", 2, False),
+    ],
+    ids=["serial", "multiprocessing-sync", "multiprocessing-async", "multiprocessing-gather"],
+)
+def test_vectorizer_final_observations_match_raw_envs(backend, batch_size, zero_copy) -> None:
+    with make(
+        "gym-CartPole-v1",
+        4,
+        backend=backend,
+        num_workers=4 if backend == "multiprocessing" else 2,
+        batch_size=batch_size,
+        zero_copy=zero_copy,
+        env_kwargs=KWARGS,
+    ) as vec:
+        check_final_observations(vec, raw_env, STEPS)
+
+
+def test_gym_adapter_infos_match_gymnasium_same_step_autoreset() -> None:
+    ours = VectorEnv(make("gym-CartPole-v1", 4, num_workers=2, env_kwargs=KWARGS))
+    theirs = SyncVectorEnv([raw_env] * 4, autoreset_mode=AutoresetMode.SAME_STEP)
+    np.testing.assert_array_equal(ours.reset(seed=7)[0], theirs.reset(seed=7)[0])
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(STEPS):
+        actions = rng.integers(0, 2, 4)
+        obs, rewards, terminations, truncations, infos = ours.step(actions.astype(np.int32))
+        want = theirs.step(actions)
+        for got, expected in zip((obs, rewards, terminations, truncations), want, strict=False):
+            np.testing.assert_array_equal(got, expected)
+        if "final_obs" not in want[4]:
+            assert "final_obs" not in infos
+            continue
+        ended += int(want[4]["_final_obs"].sum())
+        np.testing.assert_array_equal(infos["_final_obs"], want[4]["_final_obs"])
+        np.testing.assert_array_equal(infos["_final_info"], want[4]["_final_info"])
+        for got, expected in zip(infos["final_obs"], want[4]["final_obs"], strict=True):
+            assert (got is None) == (expected is None)
+            if got is not None:
+                np.testing.assert_array_equal(got, expected)
+    assert ended > 8
+    ours.close()
+    theirs.close()

@@ -1,18 +1,24 @@
-"""The installed `puffer` command in real subprocesses: train -> eval GIF, sweep, errors."""
+"""The installed `puffer` command in real subprocesses: train -> eval GIF, Ctrl-C -> resume,
+sweep, errors."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
 import pytest
 import torch
+
+from puffer.train.metrics import read_jsonl
 
 # The console script when installed, else the module (same code path: puffer.cli.main:main).
 _SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
@@ -131,3 +137,47 @@ def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
         assert run["curve"], "every run reports its learning curve"
     assert "best runs by episode_return" in done.stdout
     assert "8 runs, 0 failed" in done.stdout
+
+
+def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> None:
+    """SIGINT mid-run: exit 130, a loadable checkpoint, a resume command that finishes the
+    run, and every epoch's metrics row exactly once."""
+    total, batch = 300 * 256, 256  # cartpole.toml's batch
+    args = ["--train.total-timesteps", str(total), "--train.update-epochs", "2",
+            "--train.device", "cpu", "--train.checkpoint-interval", "1000"]  # fmt: skip
+    env = {**os.environ, "COLUMNS": "400"}
+    child = subprocess.Popen(
+        [*PUFFER, "train", "cartpole", "--no-dashboard", *args],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        metrics = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and child.poll() is None and len(metrics) < 3:
+            metrics = list(tmp_path.glob("experiments/cartpole/*/metrics.jsonl"))
+            metrics = read_jsonl(metrics[0]) if metrics else []
+            time.sleep(0.05)
+        assert child.poll() is None, "the run finished before it could be interrupted"
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+        child.communicate()
+    assert child.returncode == 130, out + err
+    assert "stopped by SIGINT" in out, out + err
+    checkpoint = tmp_path / out.split("checkpoint: ")[1].split()[0]
+    stopped_at = torch.load(checkpoint, weights_only=True)["trainer"]["global_step"]
+    assert 0 < stopped_at < total
+    # Nothing after the checkpoint was logged: the last row is the checkpointed epoch.
+    rows = read_jsonl(checkpoint.parent / "metrics.jsonl")
+    assert rows[-1]["step"] == stopped_at
+
+    command = shlex.split(out.split("resume it: ")[1].strip())
+    assert command[:3] == ["puffer", "train", "cartpole"]
+    resumed = subprocess.run(
+        [*PUFFER, *command[1:], "--no-dashboard"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    steps = [row["step"] for row in read_jsonl(checkpoint.parent / "metrics.jsonl")]
+    assert steps == list(range(batch, total + 1, batch))

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 
-from puffer.core import make
+from puffer.core import PufferEnv, make
 from puffer.train import (
     CheckpointError,
     Config,
@@ -25,6 +28,7 @@ from puffer.train import (
 )
 from puffer.train import checkpoint as ckpt
 from puffer.train.metrics import read_jsonl
+from puffer.train.paths import RunPaths
 
 ENV = "gym-CartPole-v1"
 OCEAN = "cartpole"  # the C env: fast enough to learn within the test budget
@@ -75,8 +79,8 @@ def test_checkpoint_restores_model_optimizer_counters_and_rng(tmp_path: Path) ->
         first.evaluate()
         first.train()
     path = first.save_checkpoint()
-    assert path == tmp_path / ckpt.CHECKPOINT_NAME
-    assert [p.name for p in tmp_path.iterdir()] == [ckpt.CHECKPOINT_NAME]  # no temp files left
+    assert path == tmp_path / RunPaths.CHECKPOINT
+    assert [p.name for p in tmp_path.iterdir()] == [RunPaths.CHECKPOINT]  # no temp files left
     expected_draw = torch.rand(3)
 
     second = _trainer(config)
@@ -143,7 +147,7 @@ def test_killed_run_resumes_to_the_same_step_count_and_keeps_learning(tmp_path: 
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait()
-    killed_at = ckpt.load(run_dir / ckpt.CHECKPOINT_NAME)["trainer"]["global_step"]
+    killed_at = ckpt.load(run_dir / RunPaths.CHECKPOINT)["trainer"]["global_step"]
     assert 0 < killed_at < config.train.total_timesteps
     early = read_jsonl(metrics)[:10]
     early_return = sum(r.get("environment/episode_return") or 0 for r in early) / len(early)
@@ -157,3 +161,157 @@ def test_killed_run_resumes_to_the_same_step_count_and_keeps_learning(tmp_path: 
     assert steps[-1] == config.train.total_timesteps
     late_return = result.recent["episode_return"]
     assert late_return > 2 * early_return, (early_return, late_return)
+
+
+class WalkEnv(PufferEnv):
+    """A noisy 1-D walk per agent, noise and episode starts from the env's own generator;
+    `seeds` records every reset seed. No `save_state`: a Python env."""
+
+    def __init__(self, num_agents: int = 8, buf=None):
+        self.num_agents = num_agents
+        self.single_observation_space = spaces.Box(-np.inf, np.inf, (2,), np.float32)
+        self.single_action_space = spaces.Discrete(3)
+        self.seeds: list[int | None] = []
+        super().__init__(buf)
+
+    def _reset(self, seed):
+        self.seeds.append(seed)
+        self.rng = np.random.default_rng(seed)
+        self.pos = self.rng.normal(size=self.num_agents).astype(np.float32)
+        self.t = np.zeros(self.num_agents, dtype=np.int64)
+        self._observe()
+        return []
+
+    def _step(self):
+        self.pos += 0.2 * (self.actions - 1) + 0.1 * self.rng.normal(size=self.num_agents)
+        self.t += 1
+        self.rewards[:] = -np.abs(self.pos)
+        self.terminals[:] = np.abs(self.pos) > 2
+        self.truncations[:] = (self.t >= 12) & ~self.terminals
+        done = self.terminals | self.truncations
+        self.pos[done] = self.rng.normal(size=int(done.sum()))
+        self.t[done] = 0
+        self._observe()
+        return [{"episode_return": 1.0}] if done.any() else []
+
+    def _observe(self):
+        self.observations[:, 0] = self.pos
+        self.observations[:, 1] = self.t / 12
+
+
+class SavableWalkEnv(WalkEnv):
+    """WalkEnv with the native envs' `save_state()` / `load_state()` interface."""
+
+    def save_state(self) -> np.ndarray:
+        state = (self.rng.bit_generator.state, self.pos.copy(), self.t.copy())
+        return np.frombuffer(pickle.dumps(state), dtype=np.uint8)
+
+    def load_state(self, state: np.ndarray) -> None:
+        self.rng.bit_generator.state, self.pos[:], self.t[:] = pickle.loads(state.tobytes())
+
+
+def _default_trainer(make_env, recurrent: str, run_dir: Path) -> PuffeRL:
+    """The default trainer (Muon, prioritized replay, LR and beta annealing), small sizes."""
+    env = make_env()
+    config = Config(
+        train=TrainConfig(
+            total_timesteps=4 * env.num_agents * 16,
+            horizon=8,
+            batch_size=env.num_agents * 16,
+            minibatch_size=env.num_agents * 8,
+            device="cpu",
+            seed=5,
+        ),
+        policy=PolicyConfig(hidden_size=16, recurrent=recurrent),
+    )
+    torch.manual_seed(0)
+    return PuffeRL(config, env, make_policy(config.policy, env), run_dir=run_dir)
+
+
+def _ocean_cartpole_with_state():
+    env = make(OCEAN, num_envs=16)
+    if not hasattr(env, "save_state"):
+        env.close()
+        pytest.skip("Ocean envs have no save_state() yet (the C env state interface)")
+    return env
+
+
+@pytest.mark.parametrize("recurrent", ["none", "mingru"])
+@pytest.mark.parametrize(
+    "make_env", [SavableWalkEnv, _ocean_cartpole_with_state], ids=["python-savable", "ocean"]
+)
+def test_four_epochs_equal_two_then_resume_then_two(tmp_path: Path, make_env, recurrent) -> None:
+    """With the env's own state saved, resuming is bit-exact: parameters, optimizer moments."""
+    straight = _default_trainer(make_env, recurrent, tmp_path / "straight")
+    for _ in range(4):
+        straight.evaluate()
+        straight.train()
+    first = _default_trainer(make_env, recurrent, tmp_path / "resumed")
+    for _ in range(2):
+        first.evaluate()
+        first.train()
+    path = first.save_checkpoint()
+    first.vecenv.close()
+    torch.rand(7)  # whatever the process draws in between does not matter
+    second = _default_trainer(make_env, recurrent, tmp_path / "resumed")
+    second.load_state_dict(ckpt.load(path))
+    for _ in range(2):
+        second.evaluate()
+        second.train()
+    assert second.global_step == straight.global_step
+    for a, b in zip(straight.policy.parameters(), second.policy.parameters(), strict=True):
+        assert torch.equal(a, b)
+    for a, b in zip(
+        straight.optimizer.state_dict()["optimizers"],
+        second.optimizer.state_dict()["optimizers"],
+        strict=True,
+    ):
+        assert a["param_groups"] == b["param_groups"]
+        for key, values in a["state"].items():
+            for name, value in values.items():
+                assert torch.equal(value, b["state"][key][name]), name
+    straight.vecenv.close()
+    second.vecenv.close()
+
+
+def test_python_env_resume_reseeds_from_the_seed_stream(tmp_path: Path) -> None:
+    """Without env state the envs restart on a fresh seed of the run's stream (not the first
+    seed again), and the held reply is not reused."""
+    first = _default_trainer(WalkEnv, "none", tmp_path / "a")
+    first.evaluate()
+    first.train()
+    path = first.save_checkpoint()
+    second = _default_trainer(WalkEnv, "none", tmp_path / "b")
+    second.load_state_dict(ckpt.load(path))
+    second.evaluate()
+    second.train()
+    second_path = second.save_checkpoint()
+    third = _default_trainer(WalkEnv, "none", tmp_path / "c")
+    third.load_state_dict(ckpt.load(path))
+    third.evaluate()
+    seeds = [t.vecenv.seeds for t in (first, second, third)]
+    assert seeds[0] == [5]
+    assert seeds[1] == seeds[2] and seeds[1][0] != 5  # the second seed of the stream
+    fourth = _default_trainer(WalkEnv, "none", tmp_path / "d")
+    fourth.load_state_dict(ckpt.load(second_path))
+    fourth.evaluate()
+    assert fourth.vecenv.seeds[0] not in (5, seeds[1][0])  # the third
+    assert second.global_step == 2 * second.sizes.batch_size
+
+
+def test_run_paths_spell_the_layout(tmp_path: Path) -> None:
+    paths = RunPaths(tmp_path, "ALE/Pong-v5", "r1")
+    assert paths.root == tmp_path / "ALE_Pong-v5" / "r1"
+    assert (paths.config.name, paths.checkpoint.name, paths.metrics.name) == (
+        "config.json",
+        "checkpoint.pt",
+        "metrics.jsonl",
+    )
+    assert RunPaths.latest(tmp_path, "ALE/Pong-v5") is None
+    for run_id in ("old", "new"):
+        other = RunPaths(tmp_path, "ALE/Pong-v5", run_id)
+        other.root.mkdir(parents=True)
+        other.checkpoint.write_bytes(b"")
+        time.sleep(0.01)
+    assert RunPaths.latest(tmp_path, "ALE/Pong-v5") == RunPaths(tmp_path, "ALE/Pong-v5", "new")
+    assert RunPaths.sweep_dir(tmp_path, "a/b", "s") == tmp_path / "a_b" / "sweep-s"

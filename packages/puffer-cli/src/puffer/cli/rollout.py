@@ -1,6 +1,7 @@
-"""Run a trained policy (or random actions) in one env: checkpoints, acting, episode stats.
+"""Run a trained policy (or random actions) in one env: checkpoints, episode stats.
 
-`puffer eval` uses `load_policy` and `play`; `puffer bench` uses `random_actions`.
+`puffer eval` uses `find_checkpoint`, `load_policy` and `play`; `puffer bench` uses
+`random_actions`. The acting itself is the trainer's (`puffer.train.rollout.Rollout`).
 """
 
 from __future__ import annotations
@@ -11,21 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
 from puffer.core import PufferEnv, action_dtype
 from puffer.train import Config as RunConfig
 from puffer.train import Policy, make_policy
-from puffer.train.checkpoint import CHECKPOINT_NAME, CheckpointError, load
+from puffer.train.checkpoint import CheckpointError, load
+from puffer.train.paths import RunPaths
+from puffer.train.rollout import Rollout
 
 __all__ = [
     "EpisodeStats",
     "find_checkpoint",
     "load_policy",
     "play",
-    "policy_actor",
     "random_actions",
 ]
 
@@ -33,27 +34,27 @@ __all__ = [
 def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
     """Resolve `--load-model-path`: a checkpoint file, a run directory, or "latest".
 
-    "latest" is the most recently written `checkpoint.pt` under `<data_dir>/<env_name>/`.
+    "latest" is the run of `env_name` under `data_dir` whose checkpoint was written last.
 
     Raises:
         CheckpointError: Nothing is found; the message says where it looked.
     """
     if path == "latest":
-        root = Path(data_dir) / env_name.replace("/", "_")
-        found = sorted(root.glob(f"*/{CHECKPOINT_NAME}"), key=lambda p: p.stat().st_mtime)
-        if not found:
+        latest = RunPaths.latest(data_dir, env_name)
+        if latest is None:
+            root = RunPaths.env_dir(data_dir, env_name)
             raise CheckpointError(
-                f"--load-model-path latest: no {CHECKPOINT_NAME} under {root}/; train first "
+                f"--load-model-path latest: no {RunPaths.CHECKPOINT} under {root}/; train first "
                 f"(`puffer train {env_name}`) or pass --train.data-dir where your runs are"
             )
-        return found[-1]
+        return latest.checkpoint
     candidate = Path(path)
     if candidate.is_dir():
-        candidate = candidate / CHECKPOINT_NAME
+        candidate = candidate / RunPaths.CHECKPOINT
     if not candidate.is_file():
         raise CheckpointError(
-            f"--load-model-path {path}: no checkpoint there; pass a {CHECKPOINT_NAME}, its run "
-            "directory, or 'latest'"
+            f"--load-model-path {path}: no checkpoint there; pass a {RunPaths.CHECKPOINT}, its "
+            "run directory, or 'latest'"
         )
     return candidate
 
@@ -87,14 +88,6 @@ def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int) 
     return np.stack([np.asarray(batched.sample(), dtype=dtype) for _ in range(count)])
 
 
-def _to_env_actions(action: torch.Tensor, env: PufferEnv) -> np.ndarray:
-    array = action.cpu().numpy().reshape(env.actions.shape)
-    space = env.single_action_space
-    if isinstance(space, spaces.Box):
-        array = np.clip(array, space.low, space.high)
-    return array.astype(env.actions.dtype, copy=False)
-
-
 @dataclass
 class EpisodeStats:
     """Returns and lengths of finished episodes, plus the env's own logged stats.
@@ -119,17 +112,20 @@ class EpisodeStats:
 
 def play(
     env: PufferEnv,
-    act: Callable[[np.ndarray], np.ndarray],
+    policy: Policy,
     on_frame: Callable[[], bool] | None,
     episodes: int,
     max_steps: int,
     seed: int,
 ) -> EpisodeStats:
-    """Step `env` with `act(observations) -> actions` until `episodes` episodes end.
+    """Step `env` with `policy` until `episodes` episodes end.
+
+    The acting is the trainer's `Rollout`: actions sampled from the policy, recurrent state
+    carried and cut at episode ends, Box actions clipped to the action space.
 
     Args:
         env: A PufferEnv (not closed here).
-        act: Maps the (N, *obs_shape) observations to (N, *act_shape) actions.
+        policy: The policy to run (on the device of its parameters).
         on_frame: Called after reset and after every step to render; returning False stops.
         episodes: Stop once this many episodes (over all agent rows) have finished.
         max_steps: Stop after this many steps whatever happened.
@@ -139,21 +135,25 @@ def play(
         The `EpisodeStats` of the episodes that finished.
     """
     stats = EpisodeStats()
-    env.reset(seed=seed)
+    rollout = Rollout(policy, env)
+    rollout.reset(seed)
+    step = rollout.recv()
     running = np.zeros(env.num_agents, dtype=np.float64)
     length = np.zeros(env.num_agents, dtype=np.int64)
     if on_frame is not None and not on_frame():
         return stats
     for _ in range(max_steps):
-        _, rewards, terminals, truncations, infos = env.step(act(env.observations))
-        masks = env.masks
-        running += np.where(masks, rewards, 0.0)
+        rollout.act(step)
+        step = rollout.recv()
+        masks = step.masks.cpu().numpy()
+        running += np.where(masks, step.rewards.cpu().numpy(), 0.0)
         length += masks
-        for info in infos:
+        for info in step.infos:
             for name, value in info.items():
                 if name != "n" and isinstance(value, int | float):
                     stats.logs.setdefault(name, []).append(float(value))
-        for row in np.flatnonzero((terminals | truncations) & masks):
+        done = (step.terminals | step.truncations).cpu().numpy()
+        for row in np.flatnonzero(done & masks):
             stats.returns.append(float(running[row]))
             stats.lengths.append(int(length[row]))
             running[row] = 0.0
@@ -163,21 +163,3 @@ def play(
         if len(stats.returns) >= episodes:
             break
     return stats
-
-
-def policy_actor(policy: Policy, env: PufferEnv) -> Callable[[np.ndarray], np.ndarray]:
-    """`act(obs)` that samples from `policy`, carrying and resetting its recurrent state."""
-    state = policy.initial_state(env.num_agents)
-
-    def act(observations: np.ndarray) -> np.ndarray:
-        nonlocal state
-        if state:
-            # Cut the recurrent state where the last step ended an episode.
-            keep = torch.from_numpy(~(env.terminals | env.truncations)).float()
-            state = tuple(s * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
-        with torch.no_grad():
-            params, _, state = policy.forward_eval(torch.from_numpy(observations), state)
-            action, _, _ = policy.head.sample(params)
-        return _to_env_actions(action, env)
-
-    return act

@@ -1,8 +1,9 @@
-"""Run directories and atomic, exact-resume checkpoints.
+"""Run directories and atomic checkpoints.
 
-A run lives in `<data_dir>/<env>/<run_id>/`: `config.json` (the resolved config),
-`checkpoint.pt` (model, optimizer, counters, RNG states, config) and `metrics.jsonl`. A
-checkpoint is written to a temporary file in the same directory and renamed over the old one,
+A run lives in `<data_dir>/<env>/<run_id>/` (the names inside: `puffer.train.paths.RunPaths`).
+`checkpoint.pt` holds what `PuffeRL.state_dict()` returns: model, optimizer, counters, RNG
+streams, the held reply and recurrent state, the env's own state when it has one, and the
+config. It is written to a temporary file in the same directory and renamed over the old one,
 so a run killed mid-write still has its previous checkpoint intact.
 """
 
@@ -12,18 +13,20 @@ import json
 import os
 import random
 import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import numpy as np
 import torch
 
 from puffer.core import PufferError
 from puffer.train.config import Config
+from puffer.train.paths import RunPaths
 
 __all__ = [
-    "CHECKPOINT_NAME",
     "CheckpointError",
+    "atomic_write",
     "check_compatible",
     "load",
     "make_run_dir",
@@ -31,10 +34,6 @@ __all__ = [
     "save",
     "set_rng_state",
 ]
-
-CHECKPOINT_NAME = "checkpoint.pt"
-CONFIG_NAME = "config.json"
-METRICS_NAME = "metrics.jsonl"
 
 # Keys that fix tensor shapes or the optimizer's layout: a resumed run must keep them.
 _FIXED = {
@@ -54,8 +53,8 @@ class CheckpointError(PufferError):
     """A checkpoint that is missing, corrupt, or from a run this one cannot continue."""
 
 
-def make_run_dir(config: Config, env_name: str) -> Path:
-    """Create (or, when resuming, find) `<data_dir>/<env>/<run_id>/` and write config.json.
+def make_run_dir(config: Config, env_name: str) -> RunPaths:
+    """Create (or, when resuming, find) the run directory and write config.json into it.
 
     An empty `run_id` becomes a fresh time-stamped id, which is written back into `config`.
 
@@ -63,26 +62,26 @@ def make_run_dir(config: Config, env_name: str) -> Path:
         CheckpointError: resuming a run directory that does not exist.
     """
     train = config.train
-    safe_env = env_name.replace("/", "_")
     if not train.run_id:
         if train.resume:
             raise CheckpointError(
                 "train.resume is set but train.run_id is empty; name the run to resume"
             )
-        train.run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-    run_dir = Path(train.data_dir) / safe_env / train.run_id
-    if train.resume and not (run_dir / CHECKPOINT_NAME).is_file():
+        train.run_id = RunPaths.new_run_id()
+    paths = RunPaths(train.data_dir, env_name, train.run_id)
+    if train.resume and not paths.checkpoint.is_file():
         raise CheckpointError(
-            f"cannot resume: {run_dir / CHECKPOINT_NAME} does not exist; check train.data_dir "
+            f"cannot resume: {paths.checkpoint} does not exist; check train.data_dir "
             "and train.run_id, or start a new run without train.resume"
         )
-    run_dir.mkdir(parents=True, exist_ok=True)
+    paths.root.mkdir(parents=True, exist_ok=True)
     text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
-    _atomic_write(run_dir / CONFIG_NAME, lambda f: f.write(text.encode()))
-    return run_dir
+    atomic_write(paths.config, lambda f: f.write(text.encode()))
+    return paths
 
 
-def _atomic_write(path: Path, write) -> None:
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """`write(file)` into a temp file beside `path`, fsync, then rename it over `path`."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:
@@ -99,7 +98,7 @@ def save(path: str | Path, state: dict[str, Any]) -> Path:
     """`torch.save(state)` to a temp file beside `path`, then rename it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda f: torch.save(state, f))
+    atomic_write(path, lambda f: torch.save(state, f))
     return path
 
 
@@ -123,7 +122,7 @@ def load(path: str | Path) -> dict[str, Any]:
     if not isinstance(state, dict) or missing:
         raise CheckpointError(
             f"{path} is not a puffer checkpoint: it lacks {sorted(missing)}; pass a "
-            f"{CHECKPOINT_NAME} written by PuffeRL.save_checkpoint()"
+            f"{RunPaths.CHECKPOINT} written by PuffeRL.save_checkpoint()"
         )
     return state
 
@@ -148,13 +147,17 @@ def check_compatible(state: dict[str, Any], config: Config, num_agents: int) -> 
 
 
 def rng_state() -> dict[str, Any]:
-    """Python and torch (CPU and CUDA) generator states, as tensors and lists.
+    """Python, numpy (global), torch CPU and CUDA generator states, as tensors and lists.
 
-    The trainer draws from no other generator (envs own theirs, seeded through reset).
+    Action sampling and minibatch sampling draw from torch's generators; envs own theirs
+    (native Ocean envs save them with `save_state`).
     """
     version, internal, gauss_next = random.getstate()
+    # The legacy global generator: puffer draws from none, user envs and policies may.
+    kind, keys, pos, has_gauss, cached = np.random.get_state()  # noqa: NPY002
     state: dict[str, Any] = {
         "python": [version, list(internal), gauss_next],
+        "numpy": [kind, keys.tolist(), int(pos), int(has_gauss), float(cached)],
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
@@ -166,6 +169,10 @@ def set_rng_state(state: dict[str, Any]) -> None:
     """Inverse of `rng_state`."""
     version, internal, gauss_next = state["python"]
     random.setstate((version, tuple(internal), gauss_next))
+    if "numpy" in state:
+        kind, keys, pos, has_gauss, cached = state["numpy"]
+        keys = np.array(keys, dtype=np.uint32)
+        np.random.set_state((kind, keys, pos, has_gauss, cached))  # noqa: NPY002
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

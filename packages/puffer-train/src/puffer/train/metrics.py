@@ -12,7 +12,9 @@ import math
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["JSONLSink", "MetricsSink", "read_jsonl"]
+from puffer.train.checkpoint import atomic_write
+
+__all__ = ["JSONLSink", "MetricsSink", "read_jsonl", "truncate_jsonl"]
 
 
 @runtime_checkable
@@ -54,3 +56,30 @@ def read_jsonl(path: str | Path) -> list[dict[str, float]]:
     """All rows of a metrics file, in order."""
     with Path(path).open(encoding="utf-8") as file:
         return [json.loads(line) for line in file if line.strip()]
+
+
+def truncate_jsonl(path: str | Path, last_step: int) -> int:
+    """Drop the rows logged after `last_step` (a resumed run logs those epochs again), and a
+    last line cut short by a kill.
+
+    The file is rewritten atomically; a missing file is left missing.
+
+    Returns:
+        the number of rows dropped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = [line for line in lines if _step(line) <= last_step]
+    if len(kept) < len(lines):
+        text = "".join(line + "\n" for line in kept)
+        atomic_write(path, lambda file: file.write(text.encode()))
+    return len(lines) - len(kept)
+
+
+def _step(line: str) -> float:
+    try:
+        return json.loads(line)["step"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return math.inf

@@ -32,7 +32,12 @@ class CombinedOptimizer:
 
     def __init__(self, optimizers: list[torch.optim.Optimizer]):
         self.optimizers = optimizers
-        self.param_groups = [g for opt in optimizers for g in opt.param_groups]
+
+    @property
+    def param_groups(self) -> list[dict]:
+        # Looked up on every use: `load_state_dict` replaces each optimizer's group dicts, and
+        # a list taken at construction would set the LR of groups no optimizer reads any more.
+        return [g for opt in self.optimizers for g in opt.param_groups]
 
     def step(self) -> None:
         for opt in self.optimizers:

@@ -1,10 +1,12 @@
 """PuffeRL: collect segments (`evaluate`), update the policy (`train`), report (`mean_and_log`).
 
-Data flow per epoch:
+Data flow per epoch (the acting itself is `puffer.train.rollout.Rollout`):
 
-    vecenv.recv() -> rewards/dones into the rows that acted last -> policy.forward_eval
-      -> sample actions -> obs/actions/logprobs/values into this step's rows -> vecenv.send()
-    ... until every agent filled its segments; then, per minibatch:
+    vecenv.recv() -> rewards/dones into the rows that acted last -> cut recurrent state,
+      policy.forward_eval -> sample actions -> obs/actions/logprobs/values into this step's
+      rows -> clip to the action space -> vecenv.send()
+    ... until every agent filled its segments (the last reply is held for the next epoch);
+    then, per minibatch:
     puff_advantage(whole buffer) -> segment_priorities -> sample segments -> PPO loss -> step
 
 The trainer never imports rich, wandb or argparse: it hands one flat metrics dict per epoch to
@@ -20,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium import spaces
 from torch import Tensor
 
 from puffer.core import APIUsageError
@@ -31,8 +32,10 @@ from puffer.train.buffer import Cursor, RolloutBuffer
 from puffer.train.config import Config, Sizes, TrainConfig
 from puffer.train.metrics import MetricsSink
 from puffer.train.optim import make_optimizer
+from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy
 from puffer.train.ppo import LossCoefs, annealed_beta, cosine_lr, importance_weights, ppo_loss
+from puffer.train.rollout import Rollout, Step
 
 __all__ = ["PuffeRL", "resolve_device"]
 
@@ -106,164 +109,110 @@ class PuffeRL:
         self.optimizer = make_optimizer(self.policy, cfg)
         self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
 
+        self.global_step = 0
+        self.epoch = 0
+        self.resets = 0
+        self.stats: dict[str, list[float]] = defaultdict(list)
+        self.recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=RECENT_EPISODES))
+        self.losses: dict[str, float] = {}
+        self.times: dict[str, float] = defaultdict(float)
+        self._epoch_start = time.perf_counter()
+        self.closed = False
+
+        self.rollout = Rollout(self.policy, vecenv, self.times)
         obs_space = vecenv.single_observation_space
         obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
         head = self.policy.head
-        self.state = self.policy.initial_state(self.sizes.num_agents, self.device)
         self.buffer = RolloutBuffer.allocate(
             self.sizes,
             tuple(obs_space.shape),
             obs_dtype,
             head.action_shape,
             head.action_dtype,
-            self.state,
+            self.rollout.state,
             self.device,
         )
         self.cursor = Cursor(self.sizes, self.device)
-        self._action_bounds = _action_bounds(vecenv.single_action_space, self.device)
-        self._env_action_dtype = _env_action_dtype(vecenv.single_action_space)
-        self._pinned: dict[str, Tensor] = {}
-
-        self.global_step = 0
-        self.epoch = 0
-        self.stats: dict[str, list[float]] = defaultdict(list)
-        self.recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=RECENT_EPISODES))
-        self.losses: dict[str, float] = {}
-        self.times: dict[str, float] = defaultdict(float)
-        self._epoch_start = time.perf_counter()
-        self._held: tuple[Any, ...] | None = None
-        self.closed = False
-        self.vecenv.async_reset(cfg.seed + self.rank)
+        # The envs are reset by the first evaluate(), after a resume has had its say.
+        self._started = False
 
     # Rollout ------------------------------------------------------------------------------
 
     def evaluate(self) -> None:
         """Collect one epoch of segments into the buffer (blocks on the env)."""
         self._check_open("evaluate")
+        if not self._started:
+            self.rollout.reset(self._next_seed())
+            self._started = True
         self.cursor.new_epoch()
-        held, self._held = self._held, None
+        held = self.rollout.take_held()
         if held is not None:
-            self._act(*held)
+            self._act(held)
         while True:
-            start = time.perf_counter()
-            obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
-            self.times["env"] += time.perf_counter() - start
-            for info in infos:
-                # Ocean envs report means over `n` episodes: weight them so running means are
-                # per episode.
-                count = int(info.get("n", 1))
-                for key, value in info.items():
-                    if key != "n":
-                        self.stats[key].extend([float(value)] * count)
-            ids = np.asarray(ids)
-            keep = self._store_reply(ids, rewards, terminals, truncations)
-            start = time.perf_counter()
-            obs_t = self._to_device("obs", obs)
-            state = self._gather_state(ids, keep)
-            with torch.no_grad():
-                params, value, new_state = self.policy.forward_eval(obs_t, state)
-            self.times["forward"] += time.perf_counter() - start
-            if self._closing is not None:
-                self.buffer.next_values[self._closing] = value
+            step = self.rollout.recv()
+            self._add_stats(step.infos)
+            closing = self._store_reply(step)
+            self.rollout.forward(step)
+            if closing is not None:
+                self.buffer.next_values[closing] = step.value
             if self.cursor.done:
-                # The epoch is full: hold this batch unsent; the next epoch acts on it with the
-                # updated policy. The cut state is kept, not the step's output.
-                self._scatter_state(ids, state)
-                self._held = (obs_t.clone(), ids, masks, state)
+                # The epoch is full: hold this reply unsent; the next epoch acts on it with the
+                # updated policy.
+                self.rollout.hold(step)
                 return
-            self._act(obs_t, ids, masks, state, params, value, new_state)
+            self._act(step)
 
-    def _store_reply(
-        self, ids: np.ndarray, rewards: np.ndarray, terminals: np.ndarray, truncations: np.ndarray
-    ) -> Tensor | None:
-        """Write r, d, u into the rows that acted last; return (1 - done) for the state cut."""
-        index, self._closing = self.cursor.reply_index(ids)
-        buf = self.buffer
-        d = self._to_device("terminals", terminals)
-        u = self._to_device("truncations", truncations)
+    def _add_stats(self, infos: list[dict[str, Any]]) -> None:
+        for info in infos:
+            # Ocean envs report means over `n` episodes: weight them so running means are per
+            # episode.
+            count = int(info.get("n", 1))
+            for key, value in info.items():
+                if key != "n":
+                    self.stats[key].extend([float(value)] * count)
+
+    def _store_reply(self, step: Step) -> Tensor | None:
+        """Write r, d, u into the rows that acted last; return the segments this step closes."""
+        index, closing = self.cursor.reply_index(step.ids)
         if index is not None:
-            buf.rewards[index] = self._to_device("rewards", rewards)
-            buf.terminals[index] = d.float()
-            buf.truncations[index] = u.float()
-        if not self.policy.is_recurrent:
-            return None
-        return (~(d | u)).float()
+            buf = self.buffer
+            buf.rewards[index] = step.rewards
+            buf.terminals[index] = step.terminals.float()
+            buf.truncations[index] = step.truncations.float()
+        return closing
 
-    def _act(
-        self,
-        obs_t: Tensor,
-        ids: np.ndarray,
-        masks: np.ndarray,
-        state: tuple[Tensor, ...],
-        params: Tensor | None = None,
-        value: Tensor | None = None,
-        new_state: tuple[Tensor, ...] = (),
-    ) -> None:
-        """Sample actions for `ids`, store the step, send the actions."""
-        start = time.perf_counter()
-        if params is None:
-            with torch.no_grad():
-                params, value, new_state = self.policy.forward_eval(obs_t, state)
-        with torch.no_grad():
-            action, logprob, _ = self.policy.head.sample(params)
-        index, opens = self.cursor.store_index(ids)
+    def _act(self, step: Step) -> None:
+        """Sample actions for the step's rows, store o, a, log pi, V (and segment-start states),
+        send the actions."""
+        if step.params is None:
+            self.rollout.forward(step)
+        action, logprob = self.rollout.sample(step)
+        index, opens = self.cursor.store_index(step.ids)
         buf = self.buffer
-        buf.observations[index] = obs_t
+        buf.observations[index] = step.obs
         buf.actions[index] = action
         buf.logprobs[index] = logprob
-        buf.values[index] = value
-        buf.masks[index] = self._to_device("masks", masks).float()
+        buf.values[index] = step.value
+        buf.masks[index] = step.masks.float()
         if self.policy.is_recurrent:
+            # The (cut) state a segment starts from, so training replays the same sequence.
             rows = index[0]
-            for stored, s in zip(buf.states, state, strict=True):
+            for stored, s in zip(buf.states, step.state, strict=True):
                 if opens is True:
                     stored[rows] = s
                 elif isinstance(opens, Tensor):
                     stored[rows[opens]] = s[opens]
-            self._scatter_state(ids, new_state)
-        if self._action_bounds is not None:
-            action = action.clamp(*self._action_bounds)
-        # Host-device sync: actions go back to the env on the host.
-        env_actions = action.to(self._env_action_dtype).cpu().numpy()
-        self.times["forward"] += time.perf_counter() - start
-        start = time.perf_counter()
-        self.vecenv.send(env_actions)
-        self.times["env"] += time.perf_counter() - start
-        self.global_step += len(ids) * self.world_size
+        self.rollout.send(step, action)
+        self.global_step += len(step.ids) * self.world_size
 
-    def _gather_state(self, ids: np.ndarray, keep: Tensor | None) -> tuple[Tensor, ...]:
-        if not self.state:
-            return ()
-        if len(ids) == self.sizes.num_agents:
-            state = self.state
-        else:
-            index = torch.from_numpy(ids).to(self.device)
-            state = tuple(s[index] for s in self.state)
-        if keep is None:
-            return state
-        # Cut the recurrent state where the previous step ended an episode.
-        return tuple(s * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
-
-    def _scatter_state(self, ids: np.ndarray, state: tuple[Tensor, ...]) -> None:
-        if not self.state:
-            return
-        if len(ids) == self.sizes.num_agents:
-            self.state = tuple(state)
-            return
-        index = torch.from_numpy(ids).to(self.device)
-        for stored, s in zip(self.state, state, strict=True):
-            stored[index] = s
-
-    def _to_device(self, name: str, array: np.ndarray) -> Tensor:
-        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
-        tensor = torch.from_numpy(np.asarray(array))
-        if self.device.type == "cpu":
-            return tensor
-        pinned = self._pinned.get(name)
-        if pinned is None or pinned.shape != tensor.shape:
-            pinned = self._pinned[name] = torch.empty_like(tensor).pin_memory()
-        pinned.copy_(tensor)
-        return pinned.to(self.device, non_blocking=True)
+    def _next_seed(self) -> int:
+        """The seed of this run's next env reset: `seed + rank` first, then a stream derived
+        from it, so a resumed run meets new episodes rather than replaying the first ones."""
+        resets, self.resets = self.resets, self.resets + 1
+        seed = self.config.train.seed + self.rank
+        if resets == 0:
+            return seed
+        return int(np.random.SeedSequence([seed % 2**64, resets]).generate_state(1)[0] >> 1)
 
     # Update -------------------------------------------------------------------------------
 
@@ -389,22 +338,38 @@ class PuffeRL:
     # Checkpoints --------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue exactly: model, optimizer, counters, RNG, config."""
+        """Everything needed to continue: model, optimizer, counters, RNG streams, the held
+        reply and recurrent state, the env's own state when it can save it, and the config.
+
+        Call it between epochs (after `train()`), where a checkpoint is consistent.
+        """
+        env_state = None
+        if self._started and hasattr(self.vecenv, "save_state"):
+            env_state = torch.from_numpy(np.array(self.vecenv.save_state(), dtype=np.uint8))
         return {
             "model": self.policy.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "trainer": {
                 "global_step": self.global_step,
                 "epoch": self.epoch,
+                "resets": self.resets,
                 "recent": {key: list(values) for key, values in self.recent.items()},
             },
             "rng": ckpt.rng_state(),
+            "rollout": self.rollout.held_state(),
+            "env": env_state,
             "config": self.config.to_dict(),
             "num_agents": self.sizes.num_agents,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore `state_dict()` output; raises `CheckpointError` when it does not fit."""
+        """Restore `state_dict()` output; raises `CheckpointError` when it does not fit.
+
+        With the env's saved state (native Ocean envs) the run continues exactly: the envs are
+        put back where they stood and the held reply is acted on next. Without it the envs are
+        reset at the next `evaluate()` with the next seed of the run's seed stream, and the
+        held reply and recurrent state start afresh.
+        """
         ckpt.check_compatible(state, self.config, self.sizes.num_agents)
         try:
             self.policy.load_state_dict(state["model"])
@@ -417,9 +382,20 @@ class PuffeRL:
         trainer = state["trainer"]
         self.global_step = int(trainer["global_step"])
         self.epoch = int(trainer["epoch"])
+        self.resets = int(trainer.get("resets", 1))
+        self.recent.clear()
         for key, values in trainer.get("recent", {}).items():
             self.recent[key].extend(values)
         ckpt.set_rng_state(state["rng"])
+        env_state, rollout = state.get("env"), state.get("rollout")
+        self._started = False
+        if env_state is not None and rollout is not None and hasattr(self.vecenv, "load_state"):
+            # A reset brings the env's Python side to "stepping"; load_state overwrites the rest.
+            self.rollout.reset(self.config.train.seed + self.rank)
+            self.rollout.recv()
+            self.vecenv.load_state(env_state.numpy())
+            self.rollout.load_held_state(rollout)
+            self._started = True
 
     def save_checkpoint(self) -> Path | None:
         """Write `run_dir/checkpoint.pt` atomically (rank 0 only); returns its path."""
@@ -429,7 +405,7 @@ class PuffeRL:
             )
         if self.rank != 0:
             return None
-        return ckpt.save(self.run_dir / ckpt.CHECKPOINT_NAME, self.state_dict())
+        return ckpt.save(self.run_dir / RunPaths.CHECKPOINT, self.state_dict())
 
     def close(self) -> None:
         """Close the sinks. Idempotent; the vecenv stays open (its owner closes it)."""
@@ -442,18 +418,3 @@ class PuffeRL:
     def _check_open(self, call: str) -> None:
         if self.closed:
             raise APIUsageError(f"PuffeRL.{call}() called after close(); make a new trainer")
-
-
-def _action_bounds(space: spaces.Space, device: torch.device) -> tuple[Tensor, Tensor] | None:
-    """Finite Box bounds to clip sampled actions to (the stored action stays unclipped)."""
-    if not isinstance(space, spaces.Box) or not np.isfinite(space.low).all():
-        return None
-    if not np.isfinite(space.high).all():
-        return None
-    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
-    high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
-    return low, high
-
-
-def _env_action_dtype(space: spaces.Space) -> torch.dtype:
-    return torch.float32 if isinstance(space, spaces.Box) else torch.int32

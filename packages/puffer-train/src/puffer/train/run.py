@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import random
+import signal
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from gymnasium import spaces
+import torch.distributed as dist
 
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.config import Config
-from puffer.train.metrics import JSONLSink, MetricsSink
+from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
+from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL, apply_torch_threads
+from puffer.train.rollout import Rollout
 
-__all__ = ["TrainResult", "evaluate_episodes", "make_vecenv", "train"]
+__all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
 
 
 @dataclass
@@ -64,7 +69,69 @@ def make_vecenv(env_name: str, config: Config) -> Any:
 
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 (user envs and policies may draw from it)
     torch.manual_seed(seed)
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """SIGINT/SIGTERM stopped `train` at an epoch boundary after it wrote a checkpoint.
+
+    Attributes:
+        signum: the signal (`signal.SIGINT` or `signal.SIGTERM`).
+        paths: the run's `RunPaths`; `paths.checkpoint` holds the epoch just finished.
+        global_step: agent steps in that checkpoint.
+    """
+
+    def __init__(self, signum: int, paths: RunPaths | None, global_step: int):
+        where = f"; checkpoint {paths.checkpoint}" if paths is not None else ""
+        super().__init__(f"stopped by {signal.Signals(signum).name} at step {global_step}{where}")
+        self.signum = signum
+        self.paths = paths
+        self.global_step = global_step
+
+
+class _StopSignals:
+    """While active, SIGINT/SIGTERM ask the training loop to stop at the next epoch end.
+
+    A second signal raises `KeyboardInterrupt` at once (the last checkpoint stays), unless it
+    comes within `REPEAT_S` of the first: launchers such as `uv run` forward a Ctrl-C to a
+    child that the terminal already sent it to. Only the main thread can take signals;
+    elsewhere this does nothing.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    REPEAT_S = 1.0
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._first = 0.0
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        now = time.monotonic()
+        if self.signum is None:
+            self.signum, self._first = signum, now
+        elif now - self._first > self.REPEAT_S:
+            raise KeyboardInterrupt
+
+    def requested(self, device: torch.device) -> int | None:
+        """The signal that asked to stop, on any DDP rank (so all stop together), or None."""
+        if not dist.is_initialized() or dist.get_world_size() == 1:
+            return self.signum
+        flag = torch.tensor([self.signum or 0], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        # Host-device sync: once per epoch.
+        return int(flag.item()) or None
 
 
 def train(
@@ -79,6 +146,10 @@ def train(
 ) -> TrainResult:
     """Train on `env` until `config.train.total_timesteps`, checkpointing along the way.
 
+    SIGINT (Ctrl-C) or SIGTERM stops the run at the end of the current epoch (after its update
+    and its metrics row), writes a checkpoint there and raises `TrainingInterrupted`; resume
+    it with `train.resume` and the same `train.run_id`. A second signal stops at once.
+
     Args:
         env: a registered env name (made per `config.vec` and `config.env`) or a ready vecenv
             (not closed here).
@@ -91,6 +162,9 @@ def train(
 
     Returns:
         a `TrainResult`.
+
+    Raises:
+        TrainingInterrupted: a signal stopped the run (after checkpointing it).
 
     Example:
         >>> import tempfile
@@ -109,56 +183,91 @@ def train(
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
     apply_torch_threads(cfg)  # before the policy is built
-    owns_env = isinstance(env, str)
-    name = env if isinstance(env, str) else env_name or type(env).__name__
-    vecenv = make_vecenv(env, config) if isinstance(env, str) else env
-    trainer = None
-    try:
-        policy = policy if policy is not None else make_policy(config.policy, vecenv)
-        run_dir = None
-        if rank == 0 or cfg.run_id:
-            run_dir = ckpt.make_run_dir(config, name) if rank == 0 else _run_dir(config, name)
-        all_sinks = list(sinks or [])
-        if rank == 0 and run_dir is not None:
-            all_sinks.insert(0, JSONLSink(run_dir / ckpt.METRICS_NAME))
-        if dashboard and rank == 0:
-            from puffer.train.dashboard import Dashboard
-
-            all_sinks.append(Dashboard(name))
-        if wandb and rank == 0:
-            from puffer.train.wandb_sink import WandbSink
-
-            all_sinks.append(WandbSink(config, name))
-        trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
-        if cfg.resume:
-            trainer.load_state_dict(ckpt.load(_run_dir(config, name) / ckpt.CHECKPOINT_NAME))
-        metrics: dict[str, float] = {}
-        while trainer.epoch < trainer.sizes.epochs:
-            trainer.evaluate()
-            trainer.train()
-            metrics = trainer.mean_and_log()
-            interval = cfg.checkpoint_interval
-            if run_dir is not None and interval > 0 and trainer.epoch % interval == 0:
+    # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
+    # start, e.g. envs still being built, does not lose the signal).
+    with _StopSignals() as stop:
+        owns_env = isinstance(env, str)
+        name = env if isinstance(env, str) else env_name or type(env).__name__
+        vecenv = make_vecenv(env, config) if isinstance(env, str) else env
+        trainer = None
+        try:
+            policy = policy if policy is not None else make_policy(config.policy, vecenv)
+            paths = None
+            if rank == 0:
+                paths = ckpt.make_run_dir(config, name)
+            elif cfg.run_id:
+                paths = RunPaths(cfg.data_dir, name, cfg.run_id)
+            run_dir = paths.root if paths is not None else None
+            resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
+            if rank == 0 and paths is not None and resumed is not None:
+                # Epochs logged after the checkpoint are trained (and logged) again.
+                truncate_jsonl(paths.metrics, resumed["trainer"]["global_step"])
+            all_sinks = _sinks(sinks, paths if rank == 0 else None, name, config, dashboard, wandb)
+            trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
+            if resumed is not None:
+                trainer.load_state_dict(resumed)
+            metrics = _train_epochs(trainer, stop, paths)
+            if run_dir is not None:
                 trainer.save_checkpoint()
-        if run_dir is not None:
+            recent = {key: trainer.recent_mean(key) for key in trainer.recent}
+            return TrainResult(run_dir, trainer.global_step, trainer.epoch, metrics, recent, policy)
+        finally:
+            if trainer is not None:
+                trainer.close()
+            if owns_env:
+                vecenv.close()
+
+
+def _sinks(
+    extra: list[MetricsSink] | None,
+    paths: RunPaths | None,
+    name: str,
+    config: Config,
+    dashboard: bool,
+    wandb: bool,
+) -> list[MetricsSink]:
+    """The JSONL file (when there is a run directory), `extra`, the dashboard and wandb."""
+    sinks = list(extra or [])
+    if paths is None:
+        return sinks
+    sinks.insert(0, JSONLSink(paths.metrics))
+    if dashboard:
+        from puffer.train.dashboard import Dashboard
+
+        sinks.append(Dashboard(name))
+    if wandb:
+        from puffer.train.wandb_sink import WandbSink
+
+        sinks.append(WandbSink(config, name))
+    return sinks
+
+
+def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
+    """Epochs until the end, checkpointing every `checkpoint_interval` and when a signal
+    asked to stop; returns the last epoch's metrics."""
+    interval = trainer.config.train.checkpoint_interval
+    metrics: dict[str, float] = {}
+    while trainer.epoch < trainer.sizes.epochs:
+        trainer.evaluate()
+        trainer.train()
+        metrics = trainer.mean_and_log()
+        signum = stop.requested(trainer.device)
+        if signum is not None:
+            if paths is not None:
+                trainer.save_checkpoint()
+            raise TrainingInterrupted(signum, paths, trainer.global_step)
+        if paths is not None and interval > 0 and trainer.epoch % interval == 0:
             trainer.save_checkpoint()
-        recent = {key: trainer.recent_mean(key) for key in trainer.recent}
-        return TrainResult(run_dir, trainer.global_step, trainer.epoch, metrics, recent, policy)
-    finally:
-        if trainer is not None:
-            trainer.close()
-        if owns_env:
-            vecenv.close()
-
-
-def _run_dir(config: Config, env_name: str) -> Path:
-    return Path(config.train.data_dir) / env_name.replace("/", "_") / config.train.run_id
+    return metrics
 
 
 def evaluate_episodes(
     policy: Policy, vecenv: Any, episodes: int, seed: int = 0, max_steps: int = 10_000_000
 ) -> list[dict[str, float]]:
     """Run `policy` (sampling its actions) until `episodes` episode-stat dicts have come back.
+
+    Acting is the trainer's: `puffer.train.rollout.Rollout` (recurrent state cut at episode
+    ends, Box actions clipped to the action space).
 
     Args:
         policy: a trained policy (its device is used).
@@ -171,29 +280,14 @@ def evaluate_episodes(
     Returns:
         the first `episodes` stat dicts, in arrival order.
     """
-    device = next(policy.parameters()).device
-    n = int(vecenv.num_agents)
-    state = policy.initial_state(n, device)
-    box = isinstance(vecenv.single_action_space, spaces.Box)
+    rollout = Rollout(policy, vecenv)
+    rollout.reset(seed)
     stats: list[dict[str, float]] = []
-    vecenv.async_reset(seed)
     steps = 0
-    with torch.no_grad():
-        while len(stats) < episodes and steps < max_steps:
-            obs, _, terminals, truncations, infos, ids, _ = vecenv.recv()
-            stats.extend({k: float(v) for k, v in info.items()} for info in infos)
-            ids_t = torch.as_tensor(np.asarray(ids), device=device)
-            keep = torch.from_numpy(~(terminals | truncations)).to(device).float()
-            agent_state = tuple(s[ids_t] * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
-            params, _, new_state = policy.forward_eval(
-                torch.from_numpy(np.asarray(obs)).to(device), agent_state
-            )
-            for stored, s in zip(state, new_state, strict=True):
-                stored[ids_t] = s
-            action, _, _ = policy.head.sample(params)
-            # Host-device sync: actions go back to the env on the host.
-            action = action.cpu().numpy().astype(np.float32 if box else np.int32)
-            vecenv.send(action)
-            steps += len(ids)
-    vecenv.recv()
-    return stats[:episodes]
+    while True:
+        step = rollout.recv()
+        stats.extend({k: float(v) for k, v in info.items()} for info in step.infos)
+        if len(stats) >= episodes or steps >= max_steps:
+            return stats[:episodes]
+        rollout.act(step)
+        steps += len(step.ids)

@@ -17,9 +17,10 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.cli.config import env_defaults
-from puffer.cli.rollout import find_checkpoint, load_policy, play, policy_actor
+from puffer.cli.rollout import find_checkpoint, load_policy, play
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
+from puffer.train.paths import RunPaths
 
 __all__ = ["evaluate", "register"]
 
@@ -53,7 +54,7 @@ def evaluate(
     """Evaluate a trained policy on one instance of ENV.
 
     With a display it opens a pygame window; without one, or with --video, it writes the
-    frames to a file (default eval.gif) instead.
+    frames to a file (default: eval.gif in the checkpoint's run directory) instead.
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
@@ -73,8 +74,9 @@ def evaluate(
             console.print(f"evaluating {checkpoint}")
             if render:
                 if video is None and not has_display():
-                    video = Path("eval.gif")
-                    console.print("no display: writing the frames to eval.gif instead")
+                    # Beside the checkpoint it shows: <run>/eval.gif.
+                    video = checkpoint.parent / RunPaths.VIDEO
+                    console.print(f"no display: writing the frames to {video} instead")
                 sink = VideoWriter(video, fps) if video is not None else Window(env, fps)
 
             def on_frame() -> bool:
@@ -82,7 +84,7 @@ def evaluate(
 
             stats = play(
                 instance,
-                policy_actor(policy, instance),
+                policy,
                 on_frame if sink is not None else None,
                 episodes=episodes,
                 max_steps=max_steps,

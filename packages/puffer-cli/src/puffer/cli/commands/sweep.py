@@ -36,6 +36,7 @@ from puffer.sweep import (
     run_sweep,
 )
 from puffer.train import train as run_training
+from puffer.train.paths import RunPaths
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -144,7 +145,7 @@ def sweep(
         resolved = resolve_config(env, config, ctx.args, host=True)
         sweep_config = resolved.sweep
         name = name or time.strftime("%Y%m%d-%H%M%S")
-        sweep_dir = Path(resolved.run.train.data_dir) / env.replace("/", "_") / f"sweep-{name}"
+        sweep_dir = RunPaths.sweep_dir(resolved.run.train.data_dir, env, name)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "config.toml").write_text(resolved.to_toml())
         store = sweep_dir / STORE_NAME

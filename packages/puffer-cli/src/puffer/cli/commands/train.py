@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shlex
+import signal
 from pathlib import Path
 
 import typer
@@ -16,12 +18,12 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.train import train as run_training
-from puffer.train.checkpoint import CHECKPOINT_NAME
+from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device
+from puffer.train.run import TrainingInterrupted
 
-__all__ = ["register", "train"]
+__all__ = ["register", "resume_command", "train"]
 
-RESOLVED_TOML = "config.toml"
 # Ocean logs carry the number of episodes they average over; it is no statistic to show.
 EPISODE_COUNT = "n"
 
@@ -35,27 +37,50 @@ def train(
     ),
     wandb: bool = typer.Option(False, "--wandb", help="Also log to wandb (the wandb extra)."),
 ) -> None:
-    """Train a policy on ENV; the run directory holds the config, metrics and checkpoint."""
+    """Train a policy on ENV; the run directory holds the config, metrics and checkpoint.
+
+    Ctrl-C (or SIGTERM) stops at the end of the current epoch, checkpoints it and prints the
+    command that resumes the run; a second Ctrl-C quits at once.
+    """
     # Under torchrun every rank runs this command; only rank 0 talks and writes files.
     main_rank = int(os.environ.get("RANK", "0")) == 0
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args, host=True)
-        device = resolve_device(resolved.run.train.device)
+        run = resolved.run
+        device = resolve_device(run.train.device)
         if main_rank:
             console.print(
-                f"training [bold]{env}[/bold] on {device} for "
-                f"{resolved.run.train.total_timesteps:,} steps"
+                f"training [bold]{env}[/bold] on {device} for {run.train.total_timesteps:,} steps"
             )
         try:
-            result = run_training(env, resolved.run, dashboard=dashboard, wandb=wandb)
+            result = run_training(env, run, dashboard=dashboard, wandb=wandb)
+        except TrainingInterrupted as stopped:
+            if dashboard and not console.is_terminal:
+                console.line()
+            if stopped.paths is not None and main_rank:
+                stopped.paths.config_toml.write_text(resolved.to_toml())
+                console.print(
+                    f"\nstopped by {signal.Signals(stopped.signum).name} at step "
+                    f"{stopped.global_step:,}; checkpoint: {stopped.paths.checkpoint}",
+                    soft_wrap=True,
+                    markup=False,
+                )
+                console.print(
+                    f"resume it: {resume_command(env, config, ctx.args, stopped.paths)}",
+                    soft_wrap=True,
+                    markup=False,
+                )
+            raise typer.Exit(128 + stopped.signum) from None
         except KeyboardInterrupt:
-            where = Path(resolved.run.train.data_dir) / env.replace("/", "_")
-            console.print(f"\ninterrupted; periodic checkpoints of this run are under {where}/")
+            # Before the first epoch, or a second Ctrl-C: the last checkpoint written stays.
+            where = RunPaths.env_dir(run.train.data_dir, env)
+            console.print(f"\ninterrupted; the checkpoints of {env} runs are under {where}/")
             raise typer.Exit(130) from None
     if result.run_dir is None or not main_rank:
         return
+    paths = RunPaths(run.train.data_dir, env, run.train.run_id)
     # The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml.
-    (result.run_dir / RESOLVED_TOML).write_text(resolved.to_toml())
+    paths.config_toml.write_text(resolved.to_toml())
     stats = ", ".join(
         f"{k} {v:.3g}" for k, v in sorted(result.recent.items()) if k != EPISODE_COUNT
     )
@@ -65,10 +90,20 @@ def train(
         f"done: {result.global_step:,} steps in {result.epochs} epochs"
         + (f"; last 100 episodes: {stats}" if stats else "")
     )
-    console.print(f"model: {result.run_dir / CHECKPOINT_NAME}", soft_wrap=True)
-    console.print(
-        f"evaluate it: puffer eval {env} --load-model-path {result.run_dir}", soft_wrap=True
-    )
+    console.print(f"model: {paths.checkpoint}", soft_wrap=True)
+    console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}", soft_wrap=True)
+
+
+def resume_command(env: str, config: Path | None, args: list[str], paths: RunPaths) -> str:
+    """The command line that continues the run in `paths`: the same config layers and
+    overrides, then its data dir and run id (later overrides win) and `--train.resume`."""
+    words = ["puffer", "train", env]
+    if config is not None:
+        words += ["--config", str(config)]
+    words += list(args)
+    words += ["--train.data-dir", str(Path(paths.data_dir).resolve())]
+    words += ["--train.run-id", paths.run_id, "--train.resume", "true"]
+    return shlex.join(words)
 
 
 def register(app: typer.Typer) -> None:

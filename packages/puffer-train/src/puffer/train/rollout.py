@@ -1,0 +1,272 @@
+"""Acting in a vecenv with a policy: the one rollout path of the trainer, `evaluate_episodes`
+and `puffer eval`.
+
+One step, as `Rollout` runs it:
+
+    vecenv.recv() -> Step: observations, rewards, flags to the device (zero-copy views on CPU,
+      through pinned host memory to CUDA)
+    forward(step):  gather the rows' recurrent state, cut it where this reply ended an episode
+      (multiply by 1 - done), policy.forward_eval -> params, value, next state
+    sample(step):   action, log-prob from the action head
+    send(step, a):  scatter the next state back to the rows; clip Box actions to the space's
+      bounds, cast to the buffer dtype (int32 / float32), host copy, vecenv.send()
+
+The policy's own action (unclipped) is what the trainer stores; only the env sees the clipped
+one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
+with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor
+
+from puffer.core import action_dtype
+from puffer.train.policies import Policy
+
+__all__ = ["Rollout", "Step"]
+
+
+@dataclass
+class Step:
+    """One `recv()` from the vecenv, on the policy's device, and what the policy made of it.
+
+    Attributes:
+        obs: (B, *obs_shape) observations in the env's dtype. On CPU a zero-copy view of the
+            env's array: valid until the next `send`.
+        rewards: (B,) float32, for the action each row took last.
+        terminals: (B,) bool.
+        truncations: (B,) bool.
+        masks: (B,) bool; False for rows that are padding or must not act this step.
+        ids: (B,) int agent rows (numpy, host).
+        infos: finished-episode stat dicts that came with this reply.
+        state: the rows' recurrent state after the episode cut (set by `Rollout.forward`).
+        params: action-head parameters (set by `Rollout.forward`; None until then).
+        value: (B,) float32 V(obs) (set by `Rollout.forward`).
+        next_state: the recurrent state after this step (set by `Rollout.forward`).
+    """
+
+    obs: Tensor
+    rewards: Tensor
+    terminals: Tensor
+    truncations: Tensor
+    masks: Tensor
+    ids: np.ndarray
+    infos: list[dict[str, Any]]
+    state: tuple[Tensor, ...] = ()
+    params: Tensor | None = None
+    value: Tensor | None = None
+    next_state: tuple[Tensor, ...] = ()
+
+
+class Rollout:
+    """Runs `policy` in `vecenv`: observation transfer, recurrent state, sampling, actions.
+
+    Args:
+        policy: acts on the device its parameters live on.
+        vecenv: the async API (`async_reset`, `send`, `recv`, `num_agents`, the single spaces);
+            not closed here.
+        times: a dict to add seconds spent in the env ("env") and in the policy ("forward") to.
+
+    Example:
+        >>> from puffer.core import make
+        >>> from puffer.train import PolicyConfig, make_policy
+        >>> env = make("squared", num_envs=2)
+        >>> rollout = Rollout(make_policy(PolicyConfig(hidden_size=8), env), env)
+        >>> rollout.reset(seed=0)
+        >>> step = rollout.forward(rollout.recv())
+        >>> action, logprob = rollout.sample(step)
+        >>> rollout.send(step, action); action.shape, rollout.recv().obs.shape[0]
+        (torch.Size([2]), 2)
+        >>> env.close()
+    """
+
+    def __init__(self, policy: Policy, vecenv: Any, times: dict[str, float] | None = None):
+        self.policy = policy
+        self.vecenv = vecenv
+        self.device = next(policy.parameters()).device
+        self.num_agents = int(vecenv.num_agents)
+        self.times: dict[str, float] = times if times is not None else defaultdict(float)
+        space = vecenv.single_action_space
+        self.action_dtype = torch.from_numpy(np.zeros(0, dtype=action_dtype(space))).dtype
+        self.action_bounds = _box_bounds(space, self.device)
+        self.state = policy.initial_state(self.num_agents, self.device)
+        self.held: Step | None = None
+        self._pinned: dict[str, Tensor] = {}
+
+    def reset(self, seed: int | None) -> None:
+        """Start a reset of every env with `seed`; zero the recurrent state, drop a held step."""
+        self.vecenv.async_reset(seed)
+        self.state = self.policy.initial_state(self.num_agents, self.device)
+        self.held = None
+
+    def recv(self) -> Step:
+        """Block for the next reply and move it to the device (blocks on the env)."""
+        start = time.perf_counter()
+        obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
+        self.times["env"] += time.perf_counter() - start
+        return Step(
+            obs=self.to_device("obs", obs),
+            rewards=self.to_device("rewards", rewards),
+            terminals=self.to_device("terminals", terminals),
+            truncations=self.to_device("truncations", truncations),
+            masks=self.to_device("masks", masks),
+            ids=np.asarray(ids),
+            infos=infos,
+        )
+
+    def forward(self, step: Step) -> Step:
+        """Run the policy on `step` (no grad): fills `state`, `params`, `value`, `next_state`."""
+        start = time.perf_counter()
+        step.state = self._gather_state(step)
+        with torch.no_grad():
+            step.params, step.value, step.next_state = self.policy.forward_eval(
+                step.obs, step.state
+            )
+        self.times["forward"] += time.perf_counter() - start
+        return step
+
+    def sample(self, step: Step) -> tuple[Tensor, Tensor]:
+        """(action, log-prob) drawn from `step.params` with torch's generator on the device.
+
+        Returns:
+            action: (B, *head.action_shape), the head's dtype (int64 or float32), unclipped.
+            logprob: (B,) float32.
+        """
+        start = time.perf_counter()
+        with torch.no_grad():
+            action, logprob, _ = self.policy.head.sample(step.params)
+        self.times["forward"] += time.perf_counter() - start
+        return action, logprob
+
+    def send(self, step: Step, action: Tensor) -> None:
+        """Keep `step.next_state` for its rows and send `action` in the env's form."""
+        start = time.perf_counter()
+        self._scatter_state(step.ids, step.next_state)
+        if self.action_bounds is not None:
+            action = action.clamp(*self.action_bounds)
+        # Host-device sync: actions go back to the env on the host.
+        env_actions = action.to(self.action_dtype).cpu().numpy()
+        self.times["forward"] += time.perf_counter() - start
+        start = time.perf_counter()
+        self.vecenv.send(env_actions)
+        self.times["env"] += time.perf_counter() - start
+
+    def act(self, step: Step) -> Tensor:
+        """forward (unless done already), sample and send; returns the sampled action."""
+        if step.params is None:
+            self.forward(step)
+        action, _ = self.sample(step)
+        self.send(step, action)
+        return action
+
+    def hold(self, step: Step) -> None:
+        """Keep `step` unsent; the next `take_held()` returns it for the (updated) policy.
+
+        The cut state goes back to the rows (not the step's output, which a later policy
+        recomputes), and the observations are copied out of the env's arrays.
+        """
+        self._scatter_state(step.ids, step.state)
+        self.held = Step(
+            obs=step.obs.clone(),
+            rewards=step.rewards,
+            terminals=step.terminals,
+            truncations=step.truncations,
+            masks=step.masks.clone(),
+            ids=step.ids.copy(),
+            infos=[],
+        )
+
+    def take_held(self) -> Step | None:
+        """The held step with its state gathered afresh, or None; clears it."""
+        held, self.held = self.held, None
+        if held is not None:
+            # Its state was cut when it was held; the flags must not cut it again.
+            held.terminals = torch.zeros_like(held.terminals)
+            held.truncations = torch.zeros_like(held.truncations)
+        return held
+
+    def held_state(self) -> dict[str, Any]:
+        """The held step and the recurrent state of every row, on CPU (for checkpoints)."""
+        held = self.held
+        return {
+            "state": [s.cpu() for s in self.state],
+            "held": None
+            if held is None
+            else {
+                "obs": held.obs.cpu(),
+                "masks": held.masks.cpu(),
+                "ids": torch.from_numpy(held.ids.astype(np.int64)),
+            },
+        }
+
+    def load_held_state(self, saved: dict[str, Any]) -> None:
+        """Inverse of `held_state()`; the env must stand where it stood when it was saved."""
+        self.state = tuple(s.to(self.device) for s in saved["state"])
+        held = saved["held"]
+        if held is None:
+            self.held = None
+            return
+        masks = held["masks"].to(self.device)
+        no = torch.zeros_like(masks)
+        self.held = Step(
+            obs=held["obs"].to(self.device),
+            rewards=torch.zeros(masks.shape, device=self.device),
+            terminals=no,
+            truncations=no,
+            masks=masks,
+            ids=held["ids"].numpy(),
+            infos=[],
+        )
+
+    def to_device(self, name: str, array: np.ndarray) -> Tensor:
+        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
+        tensor = torch.from_numpy(np.asarray(array))
+        if self.device.type == "cpu":
+            return tensor
+        pinned = self._pinned.get(name)
+        if pinned is None or pinned.shape != tensor.shape:
+            pinned = self._pinned[name] = torch.empty_like(tensor).pin_memory()
+        pinned.copy_(tensor)
+        return pinned.to(self.device, non_blocking=True)
+
+    def _gather_state(self, step: Step) -> tuple[Tensor, ...]:
+        if not self.state:
+            return ()
+        if len(step.ids) == self.num_agents:
+            state = self.state
+        else:
+            index = torch.from_numpy(step.ids).to(self.device)
+            state = tuple(s[index] for s in self.state)
+        # Cut the recurrent state where this reply ended an episode: the row's observation is
+        # already the first of the next one.
+        keep = (~(step.terminals | step.truncations)).float()
+        return tuple(s * keep.view(-1, *([1] * (s.dim() - 1))) for s in state)
+
+    def _scatter_state(self, ids: np.ndarray, state: tuple[Tensor, ...]) -> None:
+        if not self.state:
+            return
+        if len(ids) == self.num_agents:
+            self.state = tuple(state)
+            return
+        index = torch.from_numpy(ids).to(self.device)
+        for stored, s in zip(self.state, state, strict=True):
+            stored[index] = s
+
+
+def _box_bounds(space: spaces.Space, device: torch.device) -> tuple[Tensor, Tensor] | None:
+    """A Box's bounds as float32 tensors to clip sampled actions to; None when nothing to clip."""
+    if not isinstance(space, spaces.Box):
+        return None
+    if not (np.isfinite(space.low).any() or np.isfinite(space.high).any()):
+        return None
+    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
+    high = torch.as_tensor(space.high, dtype=torch.float32, device=device)
+    return low, high

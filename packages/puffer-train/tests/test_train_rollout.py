@@ -1,0 +1,118 @@
+"""The one rollout path: the trainer, `evaluate_episodes` and `puffer eval`'s `play` act
+through `Rollout`, so they send the same actions (clipped to the space, the buffer dtype) and
+cut the recurrent state the same way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from puffer.core import PufferEnv
+from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, evaluate_episodes, make_policy
+from puffer.train.rollout import Rollout
+
+LOW, HIGH = -0.05, 0.1
+
+
+class RecordingEnv(PufferEnv):
+    """2-D Box actions in [LOW, HIGH]; records every action batch it is sent. Episodes end
+    every 5 steps (terminal) with a stat dict."""
+
+    def __init__(self, num_agents: int = 4, buf=None):
+        self.num_agents = num_agents
+        self.single_observation_space = spaces.Box(-np.inf, np.inf, (3,), np.float32)
+        self.single_action_space = spaces.Box(LOW, HIGH, (2,), np.float32)
+        self.sent: list[np.ndarray] = []
+        super().__init__(buf)
+
+    def _reset(self, seed):
+        self.t = 0
+        self.observations[:] = 1.0
+        return []
+
+    def _step(self):
+        self.sent.append(self.actions.copy())
+        self.t += 1
+        self.rewards[:] = self.actions.sum(axis=1)
+        self.terminals[:] = self.t % 5 == 0
+        self.observations[:, 0] = self.t
+        return [{"episode_return": 1.0}] * self.num_agents if self.t % 5 == 0 else []
+
+    def render(self):
+        return np.zeros((4, 4, 3), np.uint8)
+
+
+def _policy(env: PufferEnv, recurrent: str = "none"):
+    torch.manual_seed(0)
+    policy = make_policy(PolicyConfig(hidden_size=8, recurrent=recurrent), env)
+    # A wide Gaussian: most samples fall outside [LOW, HIGH].
+    with torch.no_grad():
+        policy.head.log_std.fill_(1.0)  # type: ignore[union-attr]
+    return policy
+
+
+def _check_sent(env: RecordingEnv) -> None:
+    sent = np.concatenate(env.sent)
+    assert sent.dtype == np.float32
+    assert sent.min() == pytest.approx(LOW) and sent.max() == pytest.approx(HIGH)
+
+
+def test_trainer_evaluate_episodes_and_play_all_clip_to_the_space() -> None:
+    env = RecordingEnv()
+    policy = _policy(env)
+    config = TrainConfig(horizon=5, minibatch_size=20, total_timesteps=40, device="cpu")
+    trainer = PuffeRL(config, env, policy)
+    trainer.evaluate()
+    _check_sent(env)
+    # The buffer keeps the policy's own (unclipped) sample: its log-prob is the one stored.
+    assert trainer.buffer.actions.abs().max() > HIGH
+
+    env.sent.clear()
+    assert len(evaluate_episodes(policy, env, episodes=8, seed=1)) == 8
+    _check_sent(env)
+
+    # `puffer eval`'s loop (puffer-cli) is the third user.
+    play = pytest.importorskip("puffer.cli.rollout").play
+    env.sent.clear()
+    stats = play(env, policy, on_frame=None, episodes=8, max_steps=100, seed=2)
+    _check_sent(env)
+    assert stats.lengths == [5] * 8
+    env.close()
+
+
+def test_recurrent_state_is_cut_where_an_episode_ended() -> None:
+    env = RecordingEnv(num_agents=2)
+    policy = _policy(env, "lstm")
+    rollout = Rollout(policy, env)
+    rollout.reset(seed=0)
+    step = rollout.recv()
+    for t in range(1, 6):
+        rollout.act(step)
+        step = rollout.recv()
+        rollout.forward(step)
+        if t < 5:
+            assert all(s.abs().sum() > 0 for s in step.state)
+    # The 5th step ended every episode: the policy saw a zero state for the new one.
+    assert all(torch.equal(s, torch.zeros_like(s)) for s in step.state)
+    env.close()
+
+
+def test_held_step_survives_a_checkpoint_round_trip() -> None:
+    env = RecordingEnv(num_agents=2)
+    policy = _policy(env, "lstm")
+    config = Config(
+        train=TrainConfig(horizon=3, minibatch_size=6, total_timesteps=60, device="cpu"),
+        policy=PolicyConfig(hidden_size=8, recurrent="lstm"),
+    )
+    trainer = PuffeRL(config, env, policy)
+    trainer.evaluate()
+    saved = trainer.rollout.held_state()
+    assert saved["held"] is not None and saved["held"]["obs"].shape == (2, 3)
+    other = Rollout(policy, RecordingEnv(num_agents=2))
+    other.load_held_state(saved)
+    held = other.take_held()
+    assert held is not None and torch.equal(held.obs, trainer.rollout.held.obs)
+    assert all(torch.equal(a, b) for a, b in zip(other.state, trainer.rollout.state, strict=True))
+    env.close()

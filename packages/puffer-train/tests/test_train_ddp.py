@@ -29,6 +29,9 @@ SCRIPT = textwrap.dedent(
     torch.save([p.detach() for p in result.policy.parameters()], f"{out}/params_{rank}.pt")
     with open(f"{out}/steps_{rank}.txt", "w") as f:
         f.write(str(result.global_step))
+    # Both ranks done before teardown: gloo aborts (SIGABRT) a rank whose peer tears down its
+    # connections while it is still closing its own.
+    dist.barrier()
     dist.destroy_process_group()
     """
 )

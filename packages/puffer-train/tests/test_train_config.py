@@ -84,6 +84,9 @@ def test_check_host_refuses_an_unwritable_data_dir(tmp_path: Path) -> None:
     blocker.write_text("")
     with pytest.raises(ConfigError, match=r"a-file is not a directory; point it at a writable"):
         TrainConfig(data_dir=str(blocker / "runs")).check_host()
+    # procfs refuses new entries whatever the permission bits say, even to root.
+    with pytest.raises(ConfigError, match=r"/proc is not writable"):
+        TrainConfig(data_dir="/proc/puffer-runs").check_host()
     if os.geteuid() == 0:
         return  # root writes anywhere; the permission case needs an ordinary user
     locked = tmp_path / "locked"

@@ -19,6 +19,7 @@ import math
 import numbers
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,8 +247,13 @@ class TrainConfig(_Checked):
         problem = None
         if not existing.is_dir():
             problem = f"{existing} is not a directory"
-        elif not os.access(existing, os.W_OK | os.X_OK):
-            problem = f"{existing} is not writable"
+        else:
+            # os.access answers from permission bits, which root bypasses and special file
+            # systems (/proc, read-only mounts) ignore: only creating something tells.
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".puffer-probe-", dir=existing))
+            except OSError as error:
+                problem = f"{existing} is not writable ({error.strerror})"
         if problem:
             raise ConfigError(
                 f"train.data_dir is {self.data_dir!r}, where runs cannot be written: {problem}; "

@@ -149,3 +149,33 @@ def test_play_2048_is_one_step_per_key_press_and_scores(x_display, tmp_path: Pat
     so_far = float(out.split("return so far ")[1].split()[0])
     assert so_far > 0
     assert iio.imread(gif).shape[0] == 10  # the first frame and one per step
+
+
+@pytest.mark.parametrize("policy", [False, True])
+def test_the_person_is_agent_0_and_the_others_act_for_themselves(policy: bool) -> None:
+    import torch
+
+    from puffer.cli.play import PolicyOthers, RandomOthers, Score
+    from puffer.core import make
+    from puffer.train import PolicyConfig, make_policy
+
+    torch.manual_seed(0)
+    env = make("target", num_envs=1, log_interval=1)  # 8 agents per instance
+    others = (
+        PolicyOthers(env, make_policy(PolicyConfig(hidden_size=8), env))
+        if policy
+        else RandomOthers(env, seed=0)
+    )
+    keys = KeyMap("target", _ocean.SPECS["target"]["keys"], env.single_action_space)
+    human = keys.action([keys.code("left"), keys.code("up")])  # turn hard left at full speed
+    score = Score()
+    others.reset(seed=0)
+    seen = []
+    for _ in range(64):
+        score.update(env, others.act(human))
+        np.testing.assert_array_equal(env.actions[0], human)
+        seen.append(env.actions[1:].copy())
+    # The other seven agents chose their own, varied actions.
+    assert len({a.tobytes() for a in seen}) > 1
+    assert score.step == 64
+    env.close()

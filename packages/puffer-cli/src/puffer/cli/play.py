@@ -46,7 +46,7 @@ class KeyMap:
         >>> from gymnasium.spaces import Discrete
         >>> keys = KeyMap("breakout", [("idle", 0, 0), ("left", 0, 1)], Discrete(3))
         >>> keys.realtime, keys.action([]).tolist(), keys.action([keys.code("left")]).tolist()
-        (True, [0], [1])
+        (True, 0, 1)
     """
 
     def __init__(self, env_name: str, entries: Iterable[tuple[str, int, float]], space: Any):

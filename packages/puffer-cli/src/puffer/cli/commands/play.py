@@ -16,9 +16,8 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import env_defaults
 from puffer.cli.play import KeyMap, Others, PlayWindow, PolicyOthers, RandomOthers, Score
-from puffer.cli.rollout import find_checkpoint, load_policy
+from puffer.cli.rollout import find_checkpoint, load_policy, one_instance
 from puffer.cli.video import VideoWriter, check_frame, has_display
 from puffer.core import APIUsageError, env_creator
 
@@ -62,11 +61,7 @@ def play(
                 f"puffer play {env}: no display (DISPLAY is unset); run it on a desktop, or "
                 "under a virtual X server: xvfb-run puffer play ..."
             )
-        accepted = env_defaults(creator)
-        kwargs = dict(resolved.run.env, render_mode="rgb_array")
-        # One instance to play; its episode stats every step.
-        kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
-        instance = creator(**kwargs)
+        instance = one_instance(creator, resolved.run.env)
         writer = VideoWriter(record, fps) if record is not None else None
         window = None
         try:

@@ -19,7 +19,7 @@ from puffer.cli.commands._common import (
 from puffer.cli.play import KeyMap, Others, PlayWindow, PolicyOthers, RandomOthers, Score
 from puffer.cli.rollout import find_checkpoint, load_policy, one_instance
 from puffer.cli.video import VideoWriter, check_frame, has_display
-from puffer.core import APIUsageError, env_creator
+from puffer.core import APIUsageError, PufferEnv, env_creator
 
 __all__ = ["play", "register"]
 
@@ -96,7 +96,7 @@ def play(
 
 
 def _play(
-    env,
+    env: PufferEnv,
     keys: KeyMap,
     others: Others,
     window: PlayWindow,

@@ -72,6 +72,13 @@ class Browser:
         self.console_errors: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        try:
+            self._open_page(width, height)
+        except BaseException:
+            self._stop()
+            raise
+
+    def _open_page(self, width: int, height: int) -> None:
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
@@ -183,8 +190,15 @@ class Browser:
             self.call("Browser.close", timeout=10)
         except (RuntimeError, queue.Empty, OSError):
             self.process.kill()
+        self._stop()
+
+    def _stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
         self.process.wait(timeout=30)
+        self._reader.join(timeout=10)  # it ends at the EOF the browser's exit gives
         os.close(self._out)
+        os.close(self._in)
         shutil.rmtree(self.profile, ignore_errors=True)
 
 

@@ -77,10 +77,21 @@ class _Session:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        # Waits until the game's window is mapped (a cold start imports torch: slow), then
-        # gives it the keyboard focus; there is no window manager to do it.
-        window = self._xdotool("search", "--sync", "--onlyvisible", "--pid", str(self.process.pid))
-        self._xdotool("windowfocus", "--sync", window.split()[0])
+        try:
+            # Waits until the game's window is mapped (a cold start imports torch: slow),
+            # then gives it the keyboard focus; there is no window manager to do it.
+            pid = str(self.process.pid)
+            window = self._xdotool("search", "--sync", "--onlyvisible", "--pid", pid)
+            self._xdotool("windowfocus", "--sync", window.split()[0])
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Kill the game if it still runs (a failed test) and reap it."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate(timeout=60)
 
     def _xdotool(self, *args: str) -> str:
         assert XDOTOOL is not None
@@ -117,7 +128,7 @@ def test_play_breakout_under_xvfb_keys_move_the_paddle(x_display, tmp_path: Path
         game.hold("Right", 3.0)
         out = game.quit()
     finally:
-        game.process.kill()
+        game.close()
     assert "played" in out and f"recording: {gif}" in out
     frames = iio.imread(gif)[:, HUD_HEIGHT:]  # the score line is drawn above the env's frame
     x = np.array([_paddle_x(frame) for frame in frames])
@@ -143,7 +154,7 @@ def test_play_2048_is_one_step_per_key_press_and_scores(x_display, tmp_path: Pat
         game.tap("Up", "Left", "Down", "Right", "Up", "Left", "Down", "Right", "a", "Up")
         out = game.quit()
     finally:
-        game.process.kill()
+        game.close()
     # Ten presses, nine of them mapped ("a" is not): nine steps, and merges scored.
     assert "played 9 steps" in out, out
     so_far = float(out.split("return so far ")[1].split()[0])

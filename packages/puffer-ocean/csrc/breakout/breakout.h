@@ -258,6 +258,10 @@ static void c_close(Breakout *env) {
 }
 
 static const int ACTION_SIZES[] = {3};
+static const PufferKey KEYS[] = {{"idle", 0, BREAKOUT_STAY},
+                                 {"left", 0, BREAKOUT_LEFT},
+                                 {"right", 0, BREAKOUT_RIGHT},
+                                 {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Atari Breakout's rules: break the 18x6 wall with the ball, five lives. Observation: "
            "(118,) float32 in [-1, 1]: paddle x, paddle y, ball x, ball y, ball vx, ball vy, "

@@ -187,10 +187,12 @@ static const float OBS_LOWS[] = {-2 * CARTPOLE_X_LIMIT, -INFINITY, -2 * CARTPOLE
     "Action: Box(-1, 1, (1,)) float32, scaling the 10 N push; the policy clips, NaN and inf "      \
     "are refused."
 static const int ACTION_SIZES[] = {0};
+static const PufferKey KEYS[] = {{"idle", 0, 0}, {"left", 0, -1}, {"right", 0, 1}, {NULL, 0, 0}};
 enum { CARTPOLE_ACTION_HEADS = 0, CARTPOLE_ACTION_DIM = 1 };
 #else
 #define CARTPOLE_DOC_ACTION "Action: Discrete(2): push left, push right (10 N)."
 static const int ACTION_SIZES[] = {2};
+static const PufferKey KEYS[] = {{"left", 0, 0}, {"right", 0, 1}, {NULL, 0, 0}};
 enum { CARTPOLE_ACTION_HEADS = 1, CARTPOLE_ACTION_DIM = 0 };
 #endif
 static const PufferSpec SPEC = {

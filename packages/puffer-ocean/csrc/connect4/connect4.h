@@ -218,6 +218,8 @@ static void c_close(Connect4 *env) {
 }
 
 static const int ACTION_SIZES[] = {CONNECT4_COLS};
+static const PufferKey KEYS[] = {{"1", 0, 0}, {"2", 0, 1}, {"3", 0, 2}, {"4", 0, 3},
+                                 {"5", 0, 4}, {"6", 0, 5}, {"7", 0, 6}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Connect Four on a 6x7 board against an opponent that wins, else blocks, else plays "
            "at random. Reward +1 win, -1 loss, 0 draw; a move into a full column loses (-1, "

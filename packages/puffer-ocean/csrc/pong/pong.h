@@ -218,6 +218,7 @@ static void c_close(Pong *env) {
 }
 
 static const int ACTION_SIZES[] = {3};
+static const PufferKey KEYS[] = {{"idle", 0, 0}, {"up", 0, 1}, {"down", 0, 2}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Right paddle against a scripted left paddle that chases the ball at a capped speed. "
            "Observation: (8,) float32 in [-1, 1]: own paddle y, opponent paddle y, ball x, ball "

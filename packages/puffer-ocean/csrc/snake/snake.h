@@ -292,6 +292,11 @@ static void c_close(Snake *env) {
 }
 
 static const int ACTION_SIZES[] = {4};
+static const PufferKey KEYS[] = {{"up", 0, SNAKE_UP},
+                                 {"down", 0, SNAKE_DOWN},
+                                 {"left", 0, SNAKE_LEFT},
+                                 {"right", 0, SNAKE_RIGHT},
+                                 {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "`num_snakes` snakes per instance share a grid with food; each snake is one agent. A "
            "snake grows by eating, dies (terminal, reward_death) on a wall or any snake body, "

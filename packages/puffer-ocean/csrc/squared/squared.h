@@ -133,6 +133,9 @@ static void c_close(Squared *env) {
 }
 
 static const int ACTION_SIZES[] = {5};
+static const PufferKey KEYS[] = {{"space", 0, SQUARED_NOOP},  {"down", 0, SQUARED_DOWN},
+                                 {"up", 0, SQUARED_UP},       {"left", 0, SQUARED_LEFT},
+                                 {"right", 0, SQUARED_RIGHT}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "One agent walks to a target on an 11x11 grid; reward 1 and a terminal on arrival. "
            "Observation: (121,) uint8 cells, row-major: 0 empty, 1 agent, 2 target. Action: "

@@ -206,6 +206,8 @@ static void c_close(Target *env) {
 }
 
 static const int ACTION_SIZES[] = {9, 5};
+static const PufferKey KEYS[] = {
+    {"idle", 0, 4}, {"left", 0, 0}, {"right", 0, 8}, {"up", 1, 4}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Eight agents per instance turn and move to collect four goals; +1 per goal touched. "
            "Observation: (28,) float32 in [-1, 1]: own position (2), heading cos/sin (2), speed "

@@ -16,8 +16,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import env_defaults
-from puffer.cli.rollout import find_checkpoint, load_policy, play
+from puffer.cli.rollout import find_checkpoint, load_policy, one_instance, play
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
 from puffer.train.paths import RunPaths
@@ -59,12 +58,7 @@ def evaluate(
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
         checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
-        creator = env_creator(env)
-        accepted = env_defaults(creator)
-        kwargs = dict(resolved.run.env, render_mode="rgb_array")
-        # One instance to watch; episode stats arrive every step rather than in batches.
-        kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
-        instance = creator(**kwargs)
+        instance = one_instance(env_creator(env), resolved.run.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)

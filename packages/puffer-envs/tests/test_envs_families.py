@@ -18,6 +18,7 @@ SMOKE = {
     "crafter": ({"num_envs": 1}, "nature_cnn"),  # a world takes ~1 s to generate
     "butterfly-kaz": ({}, "mlp"),
     "butterfly-pistonball": ({"n_pistons": 4}, "nature_cnn"),
+    "nethack-score": ({"num_envs": 2}, "puffer.envs.nethack_encoder:NetHackEncoder"),
 }
 
 

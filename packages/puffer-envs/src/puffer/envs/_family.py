@@ -98,6 +98,13 @@ FAMILIES: dict[str, Family] = {
             "PettingZoo butterfly: cooperative multi-agent games (pistonball, knights-archers-"
             "zombies)",
         ),
+        Family(
+            "nethack",
+            "nethack",
+            ("nle",),
+            "nle>=1.3",
+            "NetHack Learning Environment: the roguelike, structured observations",
+        ),
     )
 }
 

@@ -23,6 +23,8 @@ def test_every_env_id_has_a_config_that_resolves(env_id: str) -> None:
         "minigrid": "mlp",
         "crafter": "nature_cnn",
         "nethack": "puffer.envs.nethack_encoder:NetHackEncoder",
+        "magent": "mlp",
+        "vizdoom": "nature_cnn",
     }.get(family)
     if expected is not None:
         assert config.run.policy.encoder == expected
@@ -41,6 +43,8 @@ MODULES = [
     "puffer.envs.crafter",
     "puffer.envs.butterfly",
     "puffer.envs.nethack",
+    "puffer.envs.magent",
+    "puffer.envs.vizdoom",
 ]
 
 

@@ -9,6 +9,7 @@ A scenario's timeout is a truncation, the player's death or the goal a terminal.
 
 from __future__ import annotations
 
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,9 @@ class VizDoomEnv(LoopEnv):
         )
         FAMILIES["vizdoom"].require(self.name)
         self._id = f"Vizdoom{scenario}-v1"
+        # The engine writes its ini, screenshots and saves into the working directory unless
+        # told otherwise; they go to a directory of this env's (it leaves an empty _vizdoom/).
+        self._files = tempfile.TemporaryDirectory(prefix="puffer-vizdoom-")
         probe = self._make()
         height, width, channels = probe.observation_space["screen"].shape
         self.single_observation_space = spaces.Box(
@@ -76,7 +80,13 @@ class VizDoomEnv(LoopEnv):
         import gymnasium
         from vizdoom import gymnasium_wrapper  # noqa: F401  (registers the Vizdoom ids)
 
-        return gymnasium.make(self._id, frame_skip=FRAME_SKIP).unwrapped
+        files = self._files.name
+        return gymnasium.make(
+            self._id,
+            frame_skip=FRAME_SKIP,
+            doom_config_path=f"{files}/vizdoom.ini",
+            game_args=f"+screenshot_dir {files}/screenshots -savedir {files}/saves",
+        ).unwrapped
 
     def _new_game(self, index: int) -> Any:
         return self._make()
@@ -104,6 +114,7 @@ class VizDoomEnv(LoopEnv):
     def close(self) -> None:
         for game in self.games:
             game.close()
+        self._files.cleanup()
         super().close()
 
 

@@ -78,6 +78,8 @@ _DIR_NAME = _Check(
     lambda v: not re.search(r"[/\\]", v) and v not in (".", ".."), "naming one directory (no '/')"
 )
 _NON_EMPTY = _Check(bool, "that is not empty")
+# An encoder named by import path: "package.module:attribute".
+_FACTORY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 def _f(default: Any, help: str, check: _Check | None = None) -> Any:
@@ -267,8 +269,12 @@ class PolicyConfig(_Checked):
 
     encoder: str = _f(
         "mlp",
-        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs)",
-        _one_of("mlp", "nature_cnn", "impala"),
+        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs), or 'module:factory' for "
+        "a family's own encoder (factory(env, policy_config) -> module giving (B, hidden_size))",
+        _Check(
+            lambda v: v in ("mlp", "nature_cnn", "impala") or _FACTORY.fullmatch(v) is not None,
+            "among 'mlp', 'nature_cnn', 'impala' or of the form 'module:factory'",
+        ),
     )
     hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
     num_layers: int = _f(

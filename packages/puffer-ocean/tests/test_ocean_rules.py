@@ -2,68 +2,18 @@
 
 Each test compiles a short C program against one header (with AddressSanitizer and UBSan) that
 sets up a position, applies the rule and CHECKs the outcome; a failed CHECK prints its line.
+The compiler and the program's prelude are the `run_c` fixture (conftest.py).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
-
-CSRC = Path(__file__).resolve().parents[1] / "csrc"
-CC = shutil.which("gcc") or shutil.which("cc")
-
-PRELUDE = """
-#include <stdio.h>
-#include HEADER
-#define CHECK(c)                                                      \\
-    do {                                                              \\
-        if (!(c)) {                                                   \\
-            printf("CHECK failed at line %d: %s\\n", __LINE__, #c);  \\
-            return 1;                                                 \\
-        }                                                             \\
-    } while (0)
-static float rewards[1];
-static int32_t actions[1];
-static uint8_t terminals[1], truncations[1];
-#define BIND(env, obs)                 \\
-    (env)->observations = (obs);       \\
-    (env)->actions = actions;          \\
-    (env)->rewards = rewards;          \\
-    (env)->terminals = terminals;      \\
-    (env)->truncations = truncations;  \\
-    puffer_set_defaults(&SPEC, env);   \\
-    c_init(env);                       \\
-    (env)->rng = 1;                    \\
-    c_reset(env)
-"""
+RunC = Callable[[str, str], None]
 
 
-def run_c(tmp_path: Path, header: str, body: str) -> None:
-    source = tmp_path / "rules.c"
-    source.write_text(f'#define HEADER "{header}"\n{PRELUDE}\nint main(void) {{\n{body}\n}}\n')
-    binary = tmp_path / "rules"
-    # The snippets call only some of a header's functions: unused ones are expected.
-    flags = ["-std=c11", "-Wall", "-Werror", "-Wno-unused-function", "-g", "-O1"]
-    sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    build = subprocess.run(
-        [CC, *flags, *sanitize, f"-I{CSRC}", str(source), "-o", str(binary), "-lm"],
-        capture_output=True,
-        text=True,
-    )
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
-
-
-def test_ocean_g2048_slides_and_merges(tmp_path: Path) -> None:
+def test_ocean_g2048_slides_and_merges(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "g2048/g2048.h",
         """
     G2048 env = {0};
@@ -109,9 +59,8 @@ def test_ocean_g2048_slides_and_merges(tmp_path: Path) -> None:
     )
 
 
-def test_ocean_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
+def test_ocean_connect4_wins_blocks_and_illegal_moves(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "connect4/connect4.h",
         """
     Connect4 env = {0};
@@ -157,9 +106,8 @@ def test_ocean_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
     )
 
 
-def test_ocean_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
+def test_ocean_tetris_clears_lines_and_ends(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "tetris/tetris.h",
         """
     Tetris env = {0};

@@ -199,3 +199,63 @@ def test_ocean_cartpole_rewards_falls_and_time_limit(run_c: RunC) -> None:
     CHECK(env.log.episode_return == 8.0f + 199.0f);
     return 0;""",
     )
+
+
+def test_ocean_pong_returns_points_and_episode_end(run_c: RunC) -> None:
+    run_c(
+        "pong/pong.h",
+        """
+    Pong env = {0};
+    float obs[PONG_OBS];
+    BIND(&env, obs);
+    CHECK(env.ball_x == 100.0f && env.ball_y == 304.0f && env.agent_y == 285.0f);
+    CHECK(env.ball_vx == 10.0f && (env.ball_vy == 0.0f || env.ball_vy == -1.0f));
+    CHECK(obs[2] == 0.2f && obs[4] == 1.0f && obs[1] == 320.0f / 640.0f);
+    /* A still paddle returns the serve on step 37 (the ball's right edge passes 500): +0.1,
+     * a flat ball leaves at vy 3, and the ball is put back inside the court. */
+    actions[0] = PONG_STAY;
+    for (int step = 1; step <= 37; step++) {
+        c_step(&env);
+        CHECK(rewards[0] == (step == 37 ? 0.1f : 0.0f));
+    }
+    CHECK(env.ball_vx == -10.0f && env.ball_x == 468.0f && (env.ball_vy == 3.0f ||
+                                                             env.ball_vy == -1.0f));
+    /* The scripted paddle returns it too (it tracks a slow ball), without reward. */
+    for (int step = 1; step <= 47; step++) {
+        c_step(&env);
+        CHECK(rewards[0] == 0.0f);
+    }
+    CHECK(env.ball_vx == 10.0f && env.opponent_points == 0);
+    /* Moving the paddle up on a return adds 3 to vy, capped at 13; down to 0 becomes 3. */
+    env.ball_x = 465.0f, env.ball_y = 300.0f, env.ball_vx = 10.0f, env.agent_y = 285.0f;
+    float vy_before[3] = {0.0f, 12.0f, 3.0f}, vy_after[3] = {3.0f, 13.0f, 3.0f};
+    int moves[3] = {PONG_UP, PONG_UP, PONG_DOWN};
+    for (int i = 0; i < 3; i++) {
+        env.ball_x = 465.0f, env.ball_y = 300.0f, env.ball_vx = 10.0f, env.agent_y = 285.0f;
+        env.ball_vy = vy_before[i];
+        actions[0] = moves[i];
+        c_step(&env);
+        CHECK(rewards[0] == 0.1f && env.ball_vy == vy_after[i] && env.ball_vx == -10.0f);
+    }
+    /* The top wall reverses vy. */
+    env.ball_x = 200.0f, env.ball_y = 604.0f, env.ball_vx = 10.0f, env.ball_vy = 5.0f;
+    actions[0] = PONG_STAY;
+    c_step(&env);
+    CHECK(env.ball_vy == -5.0f);
+    /* The scripted paddle misses a ball far from it: +1, a new serve in the observation. */
+    env.opponent_y = 0.0f, env.ball_x = 5.0f, env.ball_y = 500.0f, env.ball_vx = -10.0f;
+    c_step(&env);
+    CHECK(rewards[0] == 1.0f && !terminals[0] && env.agent_points == 1);
+    CHECK(obs[2] == 0.2f && obs[7] == 1.0f / 21.0f && obs[6] == 0.0f);
+    /* A fresh episode, the paddle always moving down: every serve is missed on its 37th
+     * step (-1), and the 21st miss ends the episode on step 21 * 37 = 777. */
+    c_reset(&env);
+    actions[0] = PONG_DOWN;
+    for (int step = 1; step <= 777; step++) {
+        c_step(&env);
+        CHECK(rewards[0] == (step % 37 == 0 ? -1.0f : 0.0f) && terminals[0] == (step == 777));
+    }
+    CHECK(env.log.n == 1.0f && env.log.score == -21.0f && env.log.perf == 0.0f);
+    CHECK(env.log.episode_length == 777.0f && env.opponent_points == 0);
+    return 0;""",
+    )

@@ -15,13 +15,9 @@ CC = shutil.which("gcc") or shutil.which("cc")
 PRELUDE = """
 #include <stdio.h>
 #include HEADER
-#define CHECK(c)                                                      \\
-    do {                                                              \\
-        if (!(c)) {                                                   \\
-            printf("CHECK failed at line %d: %s\\n", __LINE__, #c);  \\
-            return 1;                                                 \\
-        }                                                             \\
-    } while (0)
+/* An expression, so it also fits after a comma: `c_step(&env), CHECK(...)`. */
+#define CHECK(c) \\
+    ((c) ? (void)0 : (printf("CHECK failed at line %d: %s\\n", __LINE__, #c), exit(1)))
 /* Room for every agent of a multi-agent env (snake: up to 1024 snakes). */
 static float rewards[1024];
 static int32_t actions[1024];

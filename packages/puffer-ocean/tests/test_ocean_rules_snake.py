@@ -1,0 +1,112 @@
+"""PufferLib 3.0's snake rules, checked in C on hand-built positions (see test_ocean_rules.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+RunC = Callable[[str, str], None]
+
+SETUP = """
+    Snake env = {0};
+    int8_t obs[2 * SNAKE_OBS];
+    env.observations = obs, env.actions = actions, env.rewards = rewards;
+    env.terminals = terminals, env.truncations = truncations;
+    puffer_set_defaults(&SPEC, &env);
+    env.width = 20, env.height = 16, env.num_snakes = 2, env.num_food = 0;
+    CHECK(snake_check(&env) == NULL);
+    c_init(&env);
+    env.rng = 1;
+    c_reset(&env);
+#define AT(r, c) ((r) * 20 + (c))
+    /* Both snakes placed by hand: length 1, snake 0 at (7, 7), snake 1 at (9, 12). */
+    memset(env.grid, SNAKE_WALL, 20 * 16);
+    for (int r = 5; r < 11; r++) memset(env.grid + AT(r, 5), SNAKE_EMPTY, 10);
+    int starts[2] = {AT(7, 7), AT(9, 12)};
+    for (int i = 0; i < 2; i++) {
+        env.snakes[i].head = 0, env.snakes[i].length = 1, env.snakes[i].tick = 0;
+        env.snakes[i].body[0] = starts[i];
+        env.grid[starts[i]] = snake_color(i);
+    }
+"""
+
+
+def test_ocean_snake_eats_grows_and_does_not_reverse(run_c: RunC) -> None:
+    run_c(
+        "snake/snake.h",
+        SETUP
+        + """
+    CHECK(snake_color(0) == 7 && snake_color(1) == 5 && snake_color(4) == 4);
+    env.grid[AT(7, 8)] = SNAKE_FOOD, env.grid[AT(7, 10)] = SNAKE_CORPSE;
+    /* Food: +0.1 and a cell longer; a replacement appears on some empty cell. */
+    actions[0] = SNAKE_RIGHT, actions[1] = SNAKE_DOWN;
+    c_step(&env);
+    CHECK(rewards[0] == 0.1f && env.snakes[0].length == 2 && !terminals[0]);
+    CHECK(env.grid[AT(7, 7)] == 7 && env.grid[AT(7, 8)] == 7 && obs[60] == 7);
+    CHECK(rewards[1] == 0.0f && env.snakes[1].length == 1 && env.grid[AT(9, 12)] == 0);
+    CHECK(obs[SNAKE_OBS + 60] == 5 && obs[SNAKE_OBS + 49] == 0 && obs[SNAKE_OBS + 71] == 3);
+    int food = 0;
+    for (int i = 0; i < 20 * 16; i++) {
+        food += env.grid[i] == SNAKE_FOOD;
+        if (env.grid[i] == SNAKE_FOOD) env.grid[i] = SNAKE_EMPTY; /* keep the path clear */
+    }
+    CHECK(food == 1);
+    /* Left would turn onto the neck: the snake goes straight on, right, to (7, 9). Snake 1
+     * heads along the bottom row, out of the way. */
+    actions[0] = SNAKE_LEFT, actions[1] = SNAKE_LEFT;
+    c_step(&env);
+    CHECK(env.snakes[0].body[env.snakes[0].head] == AT(7, 9) && env.grid[AT(7, 7)] == 0);
+    /* A corpse cell: +0.1, grow, no replacement. */
+    actions[0] = SNAKE_RIGHT;
+    c_step(&env);
+    CHECK(rewards[0] == 0.1f && env.snakes[0].length == 3);
+    for (int i = 0; i < 20 * 16; i++) CHECK(env.grid[i] != SNAKE_FOOD);
+    /* Four more cells right reach column 14; the fifth is the wall: -1 and a terminal. The
+     * 3-cell body leaves a corpse on its middle cell (2nd from the tail), the rest empty. */
+    for (int step = 0; step < 4; step++) c_step(&env), CHECK(rewards[0] == 0.0f);
+    CHECK(env.snakes[0].body[env.snakes[0].head] == AT(7, 14));
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.snakes[0].length == 1);
+    CHECK(env.log.n == 1.0f && env.log.score == 3.0f && env.log.episode_length == 8.0f);
+    CHECK(fabsf(env.log.episode_return - (0.2f - 1.0f)) < 1e-6f);
+    CHECK(env.grid[AT(7, 13)] == SNAKE_CORPSE || env.snakes[0].body[0] == AT(7, 13));
+    CHECK(env.grid[AT(7, 12)] != SNAKE_CORPSE && env.grid[AT(7, 14)] != SNAKE_CORPSE);
+    c_close(&env);
+    return 0;""",
+    )
+
+
+def test_ocean_snake_dies_on_own_tail_and_on_others_in_turn(run_c: RunC) -> None:
+    run_c(
+        "snake/snake.h",
+        SETUP
+        + """
+    /* Snake 1 coiled in a 2x2 square, head at (9, 6), tail at (8, 6) right above it. */
+    env.grid[AT(9, 12)] = SNAKE_EMPTY;
+    int coil[4] = {AT(8, 6), AT(8, 7), AT(9, 7), AT(9, 6)};
+    for (int k = 0; k < 4; k++) env.snakes[1].body[k] = coil[k], env.grid[coil[k]] = 5;
+    env.snakes[1].head = 3, env.snakes[1].length = 4;
+    /* Its tail counts as body even though it would move on: up is death. Cells 4th and 2nd
+     * from the tail (the head and (8, 7)) become corpses. */
+    actions[0] = SNAKE_UP, actions[1] = SNAKE_UP;
+    c_step(&env);
+    CHECK(rewards[1] == -1.0f && terminals[1] && env.log.score == 4.0f);
+    CHECK(rewards[0] == 0.0f && !terminals[0]);
+    int corpse[4] = {0, 1, 0, 1};
+    for (int k = 0; k < 4; k++) {
+        int cell = coil[k], head = env.snakes[1].body[0];
+        CHECK(cell == head || env.grid[cell] == (corpse[k] ? SNAKE_CORPSE : SNAKE_EMPTY));
+    }
+    /* Snakes move in index order: both heading for (8, 9), snake 0 takes it first and
+     * snake 1 runs into it. */
+    env.grid[env.snakes[1].body[0]] = SNAKE_EMPTY;
+    env.grid[env.snakes[0].body[env.snakes[0].head]] = SNAKE_EMPTY;
+    env.snakes[0].head = 0, env.snakes[0].length = 1, env.snakes[0].body[0] = AT(8, 8);
+    env.snakes[1].head = 0, env.snakes[1].length = 1, env.snakes[1].body[0] = AT(8, 10);
+    env.grid[AT(8, 8)] = 7, env.grid[AT(8, 10)] = 5;
+    actions[0] = SNAKE_RIGHT, actions[1] = SNAKE_LEFT;
+    c_step(&env);
+    CHECK(rewards[0] == 0.0f && !terminals[0] && env.grid[AT(8, 9)] == 7);
+    CHECK(rewards[1] == -1.0f && terminals[1] && env.log.n == 2.0f);
+    c_close(&env);
+    return 0;""",
+    )

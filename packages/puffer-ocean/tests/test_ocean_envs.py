@@ -19,7 +19,7 @@ ENVS = {
     "cartpole_continuous": {},
     "pong": {"max_score": 3},
     "breakout": {},
-    "snake": {"width": 24, "height": 24, "num_snakes": 4},
+    "snake": {"width": 24, "height": 24, "num_snakes": 4, "num_food": 16},
     "target": {},
     "connect4": {},
     "g2048": {},

@@ -166,8 +166,8 @@ static inline int breakout_vertical(const Breakout *env, BreakoutContact *best, 
     float y = env->ball_y + env->ball_vy * t;
     float overlap = breakout_overlap(wy, wh, y, BREAKOUT_BALL);
     if (!breakout_better(best, t, overlap)) return 0;
-    *best = (BreakoutContact){t,          overlap, wx - (right ? BREAKOUT_BALL : 0.0f), y,
-                              -env->ball_vx, env->ball_vy, what};
+    *best = (BreakoutContact){
+        t, overlap, wx - (right ? BREAKOUT_BALL : 0.0f), y, -env->ball_vx, env->ball_vy, what};
     return 1;
 }
 
@@ -179,8 +179,8 @@ static inline int breakout_horizontal(const Breakout *env, BreakoutContact *best
     float x = env->ball_x + env->ball_vx * t;
     float overlap = breakout_overlap(wx, ww, x, BREAKOUT_BALL);
     if (!breakout_better(best, t, overlap)) return 0;
-    *best = (BreakoutContact){t,        overlap, x, wy - (bottom ? BREAKOUT_BALL : 0.0f),
-                              env->ball_vx, -env->ball_vy, what};
+    *best = (BreakoutContact){
+        t, overlap, x, wy - (bottom ? BREAKOUT_BALL : 0.0f), env->ball_vx, -env->ball_vy, what};
     return 1;
 }
 
@@ -191,8 +191,8 @@ static void breakout_contact_bricks(const Breakout *env, BreakoutContact *best) 
     int col0 = (int)floorf(fminf(x, x + vx) / BREAKOUT_BRICK_WIDTH);
     int col1 = (int)floorf(fmaxf(x, x + vx) / BREAKOUT_BRICK_WIDTH + 1.0f);
     int row0 = (int)floorf((fminf(y, y + vy) - BREAKOUT_WALL_TOP) / BREAKOUT_BRICK_HEIGHT);
-    int row1 = (int)floorf((fmaxf(y, y + vy) + BREAKOUT_BALL - BREAKOUT_WALL_TOP) /
-                           BREAKOUT_BRICK_HEIGHT);
+    int row1 =
+        (int)floorf((fmaxf(y, y + vy) + BREAKOUT_BALL - BREAKOUT_WALL_TOP) / BREAKOUT_BRICK_HEIGHT);
     col0 = col0 < 0 ? 0 : col0;
     col1 = col1 > BREAKOUT_COLS - 1 ? BREAKOUT_COLS - 1 : col1;
     row0 = row0 < 0 ? 0 : row0;
@@ -203,12 +203,12 @@ static void breakout_contact_bricks(const Breakout *env, BreakoutContact *best) 
             int brick = row * BREAKOUT_COLS + col;
             if (env->broken[brick]) continue;
             float left = (float)col * BREAKOUT_BRICK_WIDTH;
-            if (vx > 0.0f)
-                breakout_vertical(env, best, left, top, BREAKOUT_BRICK_HEIGHT, 1, brick);
+            if (vx > 0.0f) breakout_vertical(env, best, left, top, BREAKOUT_BRICK_HEIGHT, 1, brick);
             if (vx < 0.0f)
                 breakout_vertical(env, best, left + BREAKOUT_BRICK_WIDTH, top,
                                   BREAKOUT_BRICK_HEIGHT, 0, brick);
-            if (vy > 0.0f) breakout_horizontal(env, best, left, top, BREAKOUT_BRICK_WIDTH, 1, brick);
+            if (vy > 0.0f)
+                breakout_horizontal(env, best, left, top, BREAKOUT_BRICK_WIDTH, 1, brick);
             if (vy < 0.0f)
                 breakout_horizontal(env, best, left, top + BREAKOUT_BRICK_HEIGHT,
                                     BREAKOUT_BRICK_WIDTH, 0, brick);
@@ -290,9 +290,8 @@ static int breakout_frame(Breakout *env, int action) {
         /* Branch-free: random actions would mispredict. */
         float move = (float)((action == BREAKOUT_RIGHT) - (action == BREAKOUT_LEFT));
         env->paddle_x += move * (BREAKOUT_PADDLE_SPEED / BREAKOUT_FPS);
-        env->paddle_x = env->paddle_x <= 0.0f
-                            ? 0.0f
-                            : fminf(env->paddle_x, BREAKOUT_WIDTH - env->paddle_width);
+        env->paddle_x =
+            env->paddle_x <= 0.0f ? 0.0f : fminf(env->paddle_x, BREAKOUT_WIDTH - env->paddle_width);
     }
     int points = breakout_move_ball(env);
     env->score += points;

@@ -48,16 +48,16 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int width, height;         /* config: grid cells, the walls included */
-    int num_snakes;            /* config: agents per env */
-    int num_food;              /* config: food placed at reset; each eaten one is replaced */
-    int max_length;            /* config: ring size; a snake grows to max_length - 1 */
-    int leave_corpse;          /* config: 1: a dead snake leaves corpses */
-    int max_steps;             /* config: steps per snake episode before truncation, 0: none */
-    float reward_food;         /* config */
-    float reward_corpse;       /* config */
-    float reward_death;        /* config */
-    int8_t *grid;              /* height x width */
+    int width, height;   /* config: grid cells, the walls included */
+    int num_snakes;      /* config: agents per env */
+    int num_food;        /* config: food placed at reset; each eaten one is replaced */
+    int max_length;      /* config: ring size; a snake grows to max_length - 1 */
+    int leave_corpse;    /* config: 1: a dead snake leaves corpses */
+    int max_steps;       /* config: steps per snake episode before truncation, 0: none */
+    float reward_food;   /* config */
+    float reward_corpse; /* config */
+    float reward_death;  /* config */
+    int8_t *grid;        /* height x width */
     SnakeBody *snakes;
     int *bodies; /* backing store of every snake's ring buffer */
 } Snake;
@@ -233,8 +233,8 @@ static void snake_move(Snake *env, int i) {
         snake_end_episode(env, i, 1);
         return;
     }
-    float reward = cell == SNAKE_FOOD ? env->reward_food
-                                      : (cell == SNAKE_CORPSE ? env->reward_corpse : 0.0f);
+    float reward =
+        cell == SNAKE_FOOD ? env->reward_food : (cell == SNAKE_CORPSE ? env->reward_corpse : 0.0f);
     env->rewards[i] = reward;
     s->episode_return += reward;
     s->head = s->head + 1 == env->max_length ? 0 : s->head + 1;

@@ -26,8 +26,7 @@ typedef struct {
     float n;
 } Log;
 _Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
-static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "perf",
-                                   "n"};
+static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "perf", "n"};
 _Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
                "one name per Log field");
 

@@ -1,4 +1,7 @@
-"""PufferLib 3.0's snake rules, checked in C on hand-built positions (see test_ocean_rules.py)."""
+"""PufferLib 3.0's snake and target rules, checked in C on hand-built positions.
+
+The `run_c` fixture (conftest.py) compiles each snippet against the header with ASan/UBSan.
+"""
 
 from __future__ import annotations
 
@@ -108,5 +111,59 @@ def test_ocean_snake_dies_on_own_tail_and_on_others_in_turn(run_c: RunC) -> None
     CHECK(rewards[0] == 0.0f && !terminals[0] && env.grid[AT(8, 9)] == 7);
     CHECK(rewards[1] == -1.0f && terminals[1] && env.log.n == 2.0f);
     c_close(&env);
+    return 0;""",
+    )
+
+
+def test_ocean_target_moves_eats_and_moves_idle_agents(run_c: RunC) -> None:
+    run_c(
+        "target/target.h",
+        """
+    Target env = {0};
+    float obs[TARGET_AGENTS * TARGET_OBS];
+    BIND(&env, obs);
+    CHECK(env.width == 1080 && env.height == 720);
+    for (int i = 0; i < TARGET_AGENTS; i++) {
+        env.agents[i].x = 100.0f + 100.0f * i, env.agents[i].y = 600.0f;
+        actions[2 * i] = 4, actions[2 * i + 1] = 2; /* no turn, no acceleration */
+    }
+    for (int g = 0; g < TARGET_GOALS; g++) env.goals[g][0] = 1000.0f, env.goals[g][1] = 50.0f;
+    TargetAgent *a = &env.agents[0];
+    /* Accelerate twice (+1 px per step each) along heading 0: x 100 -> 101 -> 103. */
+    actions[1] = 3;
+    c_step(&env);
+    c_step(&env);
+    CHECK(a->speed == 2.0f && a->x == 103.0f && a->y == 600.0f);
+    CHECK(obs[8] == 0.0f && obs[9] == 0.0f && fabsf(obs[10] - 97.0f / 1080) < 1e-6f);
+    CHECK(fabsf(obs[26] - 103.0f / 1080) < 1e-6f && fabsf(obs[27] - 600.0f / 720) < 1e-6f);
+    CHECK(obs[24] == 0.0f);
+    /* Heading is clamped to [0, 2 pi], never wrapped: turning below 0 stays at 0. */
+    actions[0] = 0, actions[1] = 2;
+    c_step(&env);
+    CHECK(a->heading == 0.0f && a->x == 105.0f);
+    actions[0] = 8, actions[1] = 0; /* +1/3 rad, brake by 2 */
+    c_step(&env);
+    CHECK(fabsf(a->heading - 1.0f / 3.0f) < 1e-6f && a->speed == 0.0f);
+    CHECK(fabsf(obs[24] - 1.0f / 3.0f / TARGET_TWO_PI) < 1e-6f);
+    /* A goal 30 px away (within 32) pays 1 and moves; the log counts it as an episode of
+     * the 5 steps it took. */
+    actions[0] = 4, actions[1] = 2;
+    env.goals[2][0] = a->x + 30.0f, env.goals[2][1] = a->y;
+    c_step(&env);
+    CHECK(rewards[0] == 1.0f && obs[25] == 1.0f && rewards[1] == 0.0f);
+    CHECK(env.log.n == 1.0f && env.log.episode_length == 5.0f && a->since_goal == 0);
+    CHECK(env.goals[2][0] != a->x + 30.0f || env.goals[2][1] != a->y);
+    /* 33 px is out of reach. */
+    env.goals[2][0] = a->x, env.goals[2][1] = a->y + 33.0f;
+    c_step(&env);
+    CHECK(rewards[0] == 0.0f && env.log.n == 1.0f);
+    /* 512 steps without a goal: the agent is moved to a random pixel. Agent 1 sits still at
+     * (200, 600) until its 512th step. */
+    for (int g = 0; g < TARGET_GOALS; g++) env.goals[g][0] = 1000.0f, env.goals[g][1] = 50.0f;
+    for (int t = 7; t < 512; t++) c_step(&env);
+    CHECK(env.agents[1].x == 200.0f && env.agents[1].since_goal == 511);
+    c_step(&env);
+    CHECK(env.agents[1].x != 200.0f || env.agents[1].y != 600.0f);
+    CHECK(!terminals[0] && !truncations[0]);
     return 0;""",
     )

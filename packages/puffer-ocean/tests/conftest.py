@@ -35,10 +35,12 @@ static uint8_t terminals[1024], truncations[1024];
 """
 
 
-def compile_and_run(tmp_path: Path, header: str, body: str) -> None:
-    """Builds `body` as main() after PRELUDE, included `header`, with ASan/UBSan; runs it."""
+def compile_and_run(tmp_path: Path, header: str, body: str, prelude: str = "") -> None:
+    """Builds `body` as main() after PRELUDE, the included `header` and the test's own
+    `prelude` (helper functions), with ASan/UBSan; runs it."""
     source = tmp_path / "rules.c"
-    source.write_text(f'#define HEADER "{header}"\n{PRELUDE}\nint main(void) {{\n{body}\n}}\n')
+    main = f"int main(void) {{\n{body}\n}}\n"
+    source.write_text(f'#define HEADER "{header}"\n{PRELUDE}\n{prelude}\n{main}')
     binary = tmp_path / "rules"
     # The snippets call only some of a header's functions: unused ones are expected.
     flags = ["-std=c11", "-Wall", "-Werror", "-Wno-unused-function", "-g", "-O1"]
@@ -54,8 +56,9 @@ def compile_and_run(tmp_path: Path, header: str, body: str) -> None:
 
 
 @pytest.fixture
-def run_c(tmp_path: Path) -> Callable[[str, str], None]:
-    """`run_c(header, body)`: compile `body` against csrc/`header` and run it; a CHECK fails it."""
+def run_c(tmp_path: Path) -> Callable[..., None]:
+    """`run_c(header, body, prelude="")`: compile `body` against csrc/`header` and run it; a
+    failed CHECK fails the test."""
     if CC is None:
         pytest.skip("no C compiler on PATH")
-    return lambda header, body: compile_and_run(tmp_path, header, body)
+    return lambda header, body, prelude="": compile_and_run(tmp_path, header, body, prelude)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-RunC = Callable[[str, str], None]
+RunC = Callable[..., None]
 
 SETUP = """
     Snake env = {0};
@@ -140,10 +140,13 @@ def test_ocean_target_moves_eats_and_moves_idle_agents(run_c: RunC) -> None:
     /* Heading is clamped to [0, 2 pi], never wrapped: turning below 0 stays at 0. */
     actions[0] = 0, actions[1] = 2;
     c_step(&env);
-    CHECK(a->heading == 0.0f && a->x == 105.0f);
+    CHECK(a->turn == 0 && a->x == 105.0f);
     actions[0] = 8, actions[1] = 0; /* +1/3 rad, brake by 2 */
     c_step(&env);
-    CHECK(fabsf(a->heading - 1.0f / 3.0f) < 1e-6f && a->speed == 0.0f);
+    CHECK(target_heading(a) == 4.0f / 12.0f && a->speed == 0.0f);
+    /* ... and turning past 2 pi stops at 2 pi, from where it turns back down. */
+    CHECK(target_turn(72, 4) == -1 && target_turn(-1, -4) == -5 && target_turn(-1, 3) == -1);
+    CHECK(target_turn(-74, -3) == 0 && target_turn(2, -4) == 0);
     CHECK(fabsf(obs[24] - 1.0f / 3.0f / TARGET_TWO_PI) < 1e-6f);
     /* A goal 30 px away (within 32) pays 1 and moves; the log counts it as an episode of
      * the 5 steps it took. */

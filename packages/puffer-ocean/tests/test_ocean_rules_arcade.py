@@ -11,6 +11,16 @@ from collections.abc import Callable
 
 RunC = Callable[..., None]
 
+# A breakout game one frame in, at one frame per step: the ball just served.
+SERVED = """
+    Breakout env = {0};
+    float obs[BREAKOUT_OBS];
+    BIND(&env, obs);
+    env.frameskip = 1;
+    actions[0] = BREAKOUT_STAY;
+    c_step(&env);
+"""
+
 
 def test_ocean_breakout_serve_loses_six_balls_with_a_still_paddle(run_c: RunC) -> None:
     """256 px/s at 180/3.25 degrees from (272, 135): the ball's top passes y = 320 on frame 77,
@@ -48,13 +58,8 @@ def test_ocean_breakout_serve_loses_six_balls_with_a_still_paddle(run_c: RunC) -
 def test_ocean_breakout_bricks_ceiling_and_paddle(run_c: RunC) -> None:
     run_c(
         "breakout/breakout.h",
-        """
-    Breakout env = {0};
-    float obs[BREAKOUT_OBS];
-    BIND(&env, obs);
-    env.frameskip = 1;
-    actions[0] = BREAKOUT_STAY;
-    c_step(&env); /* served */
+        SERVED
+        + """
     /* Straight up under columns 3 and 4 (28 px over column 3): the bottom row's brick in
      * column 3 breaks on frame 16 (its face at y = 122), pays 1, and the ball comes back. */
     env.ball_x = 100.0f, env.ball_y = 200.0f, env.ball_vx = 0.0f, env.ball_vy = -5.0f;
@@ -98,13 +103,8 @@ def test_ocean_breakout_bricks_ceiling_and_paddle(run_c: RunC) -> None:
 def test_ocean_breakout_second_wall_and_max_score(run_c: RunC) -> None:
     run_c(
         "breakout/breakout.h",
-        """
-    Breakout env = {0};
-    float obs[BREAKOUT_OBS];
-    BIND(&env, obs);
-    env.frameskip = 1;
-    actions[0] = BREAKOUT_STAY;
-    c_step(&env);
+        SERVED
+        + """
     /* First wall cleared (432): returning the ball to the paddle rebuilds all 108 bricks. */
     memset(env.broken, 1, sizeof(env.broken));
     for (int i = 0; i < 108; i++) obs[BREAKOUT_SCALARS + i] = 1.0f;

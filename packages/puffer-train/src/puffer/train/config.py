@@ -170,6 +170,9 @@ class TrainConfig(_Checked):
         "torch intra-op threads (1 leaves the other core to the envs; 0 keeps torch's default)",
         _at_least(0),
     )
+    cuda_graphs: bool = _f(
+        True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
+    )
     total_timesteps: int = _f(10_000_000, "agent steps to train for", _at_least(1))
     batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon", _at_least(0))
     horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)", _at_least(1))

@@ -12,3 +12,7 @@
 #include "tetris/tetris.h"
 #include "memory/memory.h"
 #include "corridor/corridor.h"
+#include "trash_pickup/trash_pickup.h"
+#include "tripletriad/tripletriad.h"
+#include "checkers/checkers.h"
+#include "drone/drone.h"

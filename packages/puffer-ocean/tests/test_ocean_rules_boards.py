@@ -1,0 +1,141 @@
+"""Rules of the board and card games ported from PufferLib 3.0 (tripletriad, checkers), checked
+in C on hand-built positions against the numbers in each header's rules table."""
+
+from __future__ import annotations
+
+
+def test_tripletriad_capture_costs_and_time_limit(run_rules) -> None:
+    run_rules(
+        "tripletriad/tripletriad.h",
+        """
+    TripleTriad env = {0};
+    float obs[TT_OBS];
+    OPEN(&env, obs, );
+    CHECK(env.score[0] == 5 && env.score[1] == 5);
+    /* Placing with nothing selected costs 0.1 and changes nothing. */
+    actions[0] = TT_PLACE + 4;
+    c_step(&env);
+    CHECK(NEAR(rewards[0], -0.1) && env.owner[4] == 0 && !terminals[0]);
+    /* Selecting costs 0.1 too. */
+    actions[0] = 2;
+    c_step(&env);
+    CHECK(NEAR(rewards[0], -0.1) && env.selected[0] == 2);
+    /* An enemy card north of the centre with south edge 3; ours has north edge 5: it flips.
+     * An enemy card west of the centre with east edge 5 against our west edge 5: it stays. */
+    env.owner[1] = -1, env.cell_values[1][TT_S] = 3;
+    env.owner[3] = -1, env.cell_values[3][TT_E] = 5;
+    env.hand[0][2][TT_N] = 5, env.hand[0][2][TT_W] = 5;
+    tt_place(&env, 0, 4);
+    CHECK(env.owner[1] == 1 && env.owner[3] == -1 && env.owner[4] == 1);
+    CHECK(env.score[0] == 6 && env.score[1] == 4 && env.selected[0] == -1);
+    CHECK(env.location[0][2] == 5);
+    /* A fresh game: 29 select steps, then the 30th step pays -1 and ends it. */
+    c_reset(&env);
+    for (int i = 0; i < 29; i++) {
+        actions[0] = 0;
+        c_step(&env);
+        CHECK(NEAR(rewards[0], -0.1) && !terminals[0]);
+    }
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.log.n == 1.0f);
+    CHECK(NEAR(env.log.episode_return, -3.9) && env.log.episode_length == 30.0f);
+    /* A full game: five placements on free cells; the fifth fills the board and pays the
+     * sign of the score difference. */
+    c_reset(&env);
+    float last = 0;
+    for (int card = 0; card < TT_CARDS; card++) {
+        actions[0] = card;
+        c_step(&env);
+        int cell = 0;
+        while (env.owner[cell]) cell++;
+        const int mine = env.score[0], theirs = env.score[1];
+        actions[0] = TT_PLACE + cell;
+        c_step(&env);
+        CHECK(terminals[0] == (card == TT_CARDS - 1));
+        if (card < TT_CARDS - 1) CHECK(rewards[0] == 0.0f);
+        CHECK(mine + theirs == 10);
+        last = rewards[0];
+    }
+    const float perf = env.log.perf;
+    CHECK(last == 1.0f ? perf == 1.0f : perf == 0.0f);
+    CHECK(env.log.n == 2.0f && env.log.episode_length == 40.0f);
+    return 0;
+""",
+    )
+
+
+CHECKERS_SETUP = """
+    Checkers env = {0};
+    uint8_t obs[CK_SQUARES];
+    OPEN(&env, obs, );
+#define SQ(r, c) ((r) * CK_SIZE + (c))
+"""
+
+
+def test_checkers_opening_moves_and_illegal_actions(run_rules) -> None:
+    run_rules(
+        "checkers/checkers.h",
+        CHECKERS_SETUP
+        + """
+    int pawns = 0, enemies = 0;
+    for (int s = 0; s < CK_SQUARES; s++) pawns += obs[s] == CK_PAWN, enemies += obs[s] == CK_ENEMY_PAWN;
+    CHECK(pawns == 12 && enemies == 12 && obs[SQ(2, 1)] == CK_PAWN && obs[SQ(5, 0)] == CK_ENEMY_PAWN);
+    /* A pawn may not step backwards: -1 and nothing moves, not even the opponent. */
+    uint8_t before[CK_SQUARES];
+    memcpy(before, obs, sizeof(before));
+    actions[0] = SQ(2, 1) * 8 + 0;
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && !terminals[0] && memcmp(before, obs, sizeof(before)) == 0);
+    /* A legal step forward (SE): +0.01, and the opponent answers with one step. */
+    actions[0] = SQ(2, 1) * 8 + 3;
+    c_step(&env);
+    CHECK(NEAR(rewards[0], 0.01) && obs[SQ(2, 1)] == CK_EMPTY && obs[SQ(3, 2)] == CK_PAWN);
+    int moved = 0;
+    for (int c = 0; c < CK_SIZE; c++) moved += obs[SQ(4, c)] == CK_ENEMY_PAWN;
+    CHECK(moved == 1);
+    return 0;
+""",
+    )
+
+
+def test_checkers_forced_jump_promotion_and_win(run_rules) -> None:
+    run_rules(
+        "checkers/checkers.h",
+        CHECKERS_SETUP
+        + """
+    /* One pawn each; ours can jump, so a plain step is illegal. Jumping takes the last enemy
+     * piece: +1 and terminal. */
+    memset(obs, 0, CK_SQUARES);
+    obs[SQ(2, 1)] = CK_PAWN, obs[SQ(3, 2)] = CK_ENEMY_PAWN;
+    actions[0] = SQ(2, 1) * 8 + 2;
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && obs[SQ(2, 1)] == CK_PAWN);
+    actions[0] = SQ(2, 1) * 8 + 7;
+    c_step(&env);
+    CHECK(rewards[0] == 1.0f && terminals[0] && env.log.perf == 1.0f && env.log.n == 1.0f);
+    CHECK(obs[SQ(2, 1)] == CK_PAWN && obs[SQ(5, 0)] == CK_ENEMY_PAWN); /* a new game */
+    /* Promotion: a pawn stepping onto row 7 becomes a king, +0.01 + 0.05; the enemy pawn far
+     * away then steps. */
+    memset(obs, 0, CK_SQUARES);
+    obs[SQ(6, 1)] = CK_PAWN, obs[SQ(2, 7)] = CK_ENEMY_PAWN;
+    actions[0] = SQ(6, 1) * 8 + 3;
+    c_step(&env);
+    CHECK(obs[SQ(7, 2)] == CK_KING && NEAR(rewards[0], 0.06) && !terminals[0]);
+    CHECK(obs[SQ(1, 6)] == CK_ENEMY_PAWN);
+    /* The enemy pawn then jumps our pawn (-0.05 on top of the move's +0.01) and we are left
+     * with no piece: -1, terminal. */
+    memset(obs, 0, CK_SQUARES);
+    obs[SQ(0, 1)] = CK_PAWN, obs[SQ(3, 4)] = CK_ENEMY_PAWN;
+    actions[0] = SQ(0, 1) * 8 + 3; /* steps to (1, 2) */
+    c_step(&env);
+    CHECK(!terminals[0] && NEAR(rewards[0], 0.01) && obs[SQ(2, 3)] == CK_ENEMY_PAWN);
+    actions[0] = SQ(1, 2) * 8 + 3; /* into (2, 3)? occupied: illegal */
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f);
+    obs[SQ(2, 3)] = CK_EMPTY, obs[SQ(3, 4)] = CK_ENEMY_PAWN; /* put it back two rows down */
+    actions[0] = SQ(1, 2) * 8 + 3; /* to (2, 3): now the enemy must jump it */
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.log.perf == 1.0f && env.log.n == 2.0f);
+    return 0;
+""",
+    )

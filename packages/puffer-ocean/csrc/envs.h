@@ -16,3 +16,4 @@
 #include "tripletriad/tripletriad.h"
 #include "checkers/checkers.h"
 #include "drone/drone.h"
+#include "freeway/freeway.h"

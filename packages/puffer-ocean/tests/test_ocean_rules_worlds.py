@@ -134,3 +134,53 @@ def test_drone_free_fall_hover_torque_and_targets(run_rules) -> None:
     return 0;
 """,
     )
+
+
+def test_freeway_crossing_hits_traffic_and_game_length(run_rules) -> None:
+    run_rules(
+        "freeway/freeway.h",
+        """
+    Freeway env = {0};
+    float obs[FW_OBS];
+    OPEN(&env, obs, env.env_randomization = 0);
+    CHECK(env.y == 688.0f && NEAR(obs[0], 688.0 / 720.0));
+    /* Level 0 without randomization: lane 0 starts at x 0 going right at 1216 / 13 px a second,
+     * lane 9 at the right edge going left; lane 4 is 1.35^4 times faster. */
+    actions[0] = FW_NOOP;
+    c_step(&env);
+    const double slow = 4 * 1216.0 / 13.0 / 60.0;
+    CHECK(NEAR(env.x[0][0], slow) && NEAR(env.x[9][0], 1216 - slow));
+    CHECK(fabs(env.x[4][0] - slow * pow(1.35, 4)) < 1e-3 && NEAR(obs[4], slow / 1216));
+    CHECK(obs[5] == 0.0f && obs[6] == 0.0f); /* level 0 uses one slot a lane */
+    /* With the road clear, walking up takes 189 frames: +0.1 per lane, +1 at the top. */
+    for (int l = 0; l < FW_LANES; l++) env.x[l][0] = 5000;
+    float total = 0;
+    for (int f = 0; f < 188; f++) total += fw_chicken(&env, FW_UP);
+    CHECK(NEAR(total, 0.9) && env.lanes == 9 && env.score == 0);
+    total += fw_chicken(&env, FW_UP);
+    CHECK(NEAR(total, 2.0) && env.score == 1 && env.lanes == 0 && env.y == 688.0f);
+    /* A car in lane 0 at the chicken's x: the chicken steps up into it: -0.01, stunned for 40
+     * frames without control, pushed down 2.4 px a frame (to the bottom edge, 688). */
+    env.x[0][0] = 304;
+    CHECK(NEAR(fw_chicken(&env, FW_UP), -0.01) && env.hits == 1 && env.stun == 40);
+    CHECK(NEAR(env.y, 688 - 720 / 3.5 / 60));
+    CHECK(fw_chicken(&env, FW_UP) == 0.0f && NEAR(env.y, 688 - 720 / 3.5 / 60 + 2.4));
+    for (int f = 0; f < 38; f++) CHECK(fw_chicken(&env, FW_UP) == 0.0f);
+    CHECK(env.y == 688.0f && env.stun == 1);
+    /* Difficulty 1: a hit sends the chicken back to the bottom. */
+    env.difficulty = 1, env.stun = 0, env.x[0][0] = 5000;
+    env.y = 500, env.x[2][0] = 304;
+    fw_chicken(&env, FW_NOOP);
+    CHECK(env.y == 688.0f && env.hits == 2);
+    /* The game lasts 8,160 frames: 2,040 steps at frameskip 4, then truncation. */
+    c_reset(&env);
+    int steps = 0;
+    do {
+        c_step(&env);
+        steps++;
+    } while (!truncations[0]);
+    CHECK(steps == 2040 && !terminals[0] && env.log.n == 1.0f);
+    CHECK(env.log.episode_length == 8160.0f && env.log.up_action_frac == 0.0f);
+    return 0;
+""",
+    )

@@ -17,3 +17,4 @@
 #include "checkers/checkers.h"
 #include "drone/drone.h"
 #include "freeway/freeway.h"
+#include "go/go.h"

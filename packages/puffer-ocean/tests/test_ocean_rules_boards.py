@@ -139,3 +139,88 @@ def test_checkers_forced_jump_promotion_and_win(run_rules) -> None:
     return 0;
 """,
     )
+
+
+GO_SETUP = """
+    Go env = {0};
+    float obs[GO_OBS];
+    OPEN(&env, obs, );
+#define PT(r, c) ((r) * GO_N + (c))
+"""
+
+
+def test_go_capture_suicide_and_greedy_reply(run_rules) -> None:
+    run_rules(
+        "go/go.h",
+        GO_SETUP
+        + """
+    /* A white stone at the centre with three black neighbours: black fills the last liberty,
+     * captures it: +0.1 + 0.25. */
+    env.board[PT(3, 3)] = GO_WHITE;
+    env.board[PT(2, 3)] = env.board[PT(3, 2)] = env.board[PT(3, 4)] = GO_BLACK;
+    actions[0] = 1 + PT(4, 3);
+    c_step(&env);
+    CHECK(NEAR(rewards[0], 0.35) && env.captures[0] == 1 && env.board[PT(3, 3)] == GO_EMPTY);
+    CHECK(obs[2 * GO_POINTS] == 1.0f && obs[PT(4, 3)] == 1.0f);
+    /* The greedy reply: every black stone has 4 liberties; the first group in board order is
+     * (2, 3), whose lowest liberty is (1, 3). */
+    CHECK(env.board[PT(1, 3)] == GO_WHITE && obs[GO_POINTS + PT(1, 3)] == 1.0f);
+    /* Suicide: (0, 0) with white on (0, 1) and (1, 0) and no capture is illegal: -0.1, and the
+     * opponent does not move. */
+    env.board[PT(0, 1)] = env.board[PT(1, 0)] = GO_WHITE;
+    int8_t before[GO_POINTS];
+    memcpy(before, env.board, GO_POINTS);
+    actions[0] = 1 + PT(0, 0);
+    c_step(&env);
+    CHECK(NEAR(rewards[0], -0.1) && memcmp(before, env.board, GO_POINTS) == 0);
+    /* An occupied point is illegal too; a pass costs 0.25 and the opponent moves. */
+    actions[0] = 1 + PT(4, 3);
+    c_step(&env);
+    CHECK(NEAR(rewards[0], -0.1));
+    actions[0] = 0;
+    c_step(&env);
+    int white = 0;
+    for (int p = 0; p < GO_POINTS; p++) white += env.board[p] == GO_WHITE;
+    CHECK(NEAR(rewards[0], -0.25) && white == 4);
+    return 0;
+""",
+    )
+
+
+def test_go_ko_scoring_and_move_limit(run_rules) -> None:
+    run_rules(
+        "go/go.h",
+        GO_SETUP
+        + """
+    /* . B W .
+     * B W . W    black takes at (1, 2); white may not retake at (1, 1) at once (ko).
+     * . B W .  */
+    env.board[PT(0, 1)] = env.board[PT(1, 0)] = env.board[PT(2, 1)] = GO_BLACK;
+    env.board[PT(0, 2)] = env.board[PT(1, 1)] = env.board[PT(1, 3)] = env.board[PT(2, 2)] = GO_WHITE;
+    memcpy(env.after_move[GO_WHITE - 1], env.board, GO_POINTS);
+    int8_t next[GO_POINTS];
+    CHECK(go_try(&env, GO_BLACK, PT(1, 2), next) == 1);
+    go_commit(&env, GO_BLACK, next, 1);
+    CHECK(env.board[PT(1, 1)] == GO_EMPTY && env.captures[0] == 1);
+    CHECK(go_try(&env, GO_WHITE, PT(1, 1), next) == -1);
+    CHECK(go_try(&env, GO_WHITE, PT(5, 5), next) == 0);
+    /* Tromp-Taylor: a black wall down column 3 owns the whole board: 49 - 7.5. */
+    memset(env.board, 0, GO_POINTS);
+    for (int r = 0; r < GO_N; r++) env.board[PT(r, 3)] = GO_BLACK;
+    CHECK(go_area(env.board) == 49);
+    env.board[PT(0, 6)] = GO_WHITE; /* the right side now touches both colours */
+    CHECK(go_area(env.board) == 7 + 3 * 7 - 1);
+    /* Step 148 ends the game unplayed: one black and one white stone, the rest neutral:
+     * 1 - 1 - 7.5 < 0 pays -1. */
+    c_reset(&env);
+    actions[0] = 1 + PT(0, 0);
+    for (int t = 0; t < 147; t++) {
+        c_step(&env);
+        CHECK(!terminals[0]);
+    }
+    c_step(&env);
+    CHECK(terminals[0] && rewards[0] == -1.0f && env.log.n == 1.0f);
+    CHECK(env.log.episode_length == 148.0f && NEAR(env.log.score, -7.5) && env.log.perf == 0);
+    return 0;
+""",
+    )

@@ -15,6 +15,7 @@ CONFIGS = {
     "pong": {"max_score": 3},
     "trash_pickup": {"max_steps": 40},
     "checkers": {"max_steps": 40},
+    "freeway": {"frameskip": 60},
 }
 BEFORE, AFTER = 150, 150
 

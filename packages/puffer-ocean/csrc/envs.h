@@ -18,3 +18,4 @@
 #include "drone/drone.h"
 #include "freeway/freeway.h"
 #include "go/go.h"
+#include "blastar/blastar.h"

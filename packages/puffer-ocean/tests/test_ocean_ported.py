@@ -8,7 +8,7 @@ import pytest
 
 import puffer.core
 
-PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go"]
+PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

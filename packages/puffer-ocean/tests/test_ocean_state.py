@@ -16,6 +16,7 @@ CONFIGS = {
     "trash_pickup": {"max_steps": 40},
     "checkers": {"max_steps": 40},
     "freeway": {"frameskip": 60},
+    "blastar": {"max_steps": 40},
 }
 BEFORE, AFTER = 150, 150
 

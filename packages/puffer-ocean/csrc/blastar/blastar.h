@@ -18,7 +18,8 @@
  * |            | kill + 0.01 (2 - height gap / 480) + score / (step + 1); times (1 + 0.1     |
  * |            | kill streak); capped at 0 unless the centres are more than 4.8 apart; 0     |
  * |            | when you are in the right half of the screen or frozen                      |
- * | game end   | no lives left, or more than 50 kills (terminal)                              |
+ * | game end   | no lives left, or more than 50 kills (terminal); max_steps [0: none]       |
+ * |            | truncates (our addition, for tests and short runs)                           |
  * Observation: (10,) float32: your x / 640, y / 480; the enemy's; your shot x, y and an active
  * flag; the bomb's (zeros when inactive). Action: Discrete(6): no-op, left, right, up, down,
  * fire.
@@ -67,6 +68,7 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
+    int max_steps; /* config */
     int tick, score, lives, kill_streak, player_timer, enemy_timer;
     int frozen, enemy_active, attacking;
     float x, y, ex, ey, episode_return;
@@ -74,6 +76,8 @@ typedef struct {
 } Blastar;
 
 static const PufferField CONFIG[] = {
+    {"max_steps", offsetof(Blastar, max_steps), PUFFER_INT, 0, 0, 1e9,
+     "steps before a game is truncated; 0: no limit (PufferLib 3.0 has none)"},
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
@@ -215,11 +219,12 @@ static void c_step(Blastar *env) {
     env->tick++;
     int over = 0;
     const float reward = bl_play(env, env->actions[0], &over);
+    const int truncated = !over && env->max_steps > 0 && env->tick >= env->max_steps;
     env->rewards[0] = reward;
     env->terminals[0] = (uint8_t)over;
-    env->truncations[0] = 0;
+    env->truncations[0] = (uint8_t)truncated;
     env->episode_return += reward;
-    if (over) {
+    if (over || truncated) {
         env->log.episode_return += env->episode_return;
         env->log.episode_length += (float)env->tick;
         env->log.score += (float)env->score;

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError
+from puffer.core import APIUsageError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
@@ -131,6 +131,7 @@ class PuffeRL:
             head.action_dtype,
             self.rollout.state,
             self.device,
+            mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
         self.cursor = Cursor(self.sizes, self.device)
         # The envs are reset by the first evaluate(), after a resume has had its say.
@@ -194,6 +195,8 @@ class PuffeRL:
         buf.logprobs[index] = logprob
         buf.values[index] = step.value
         buf.masks[index] = step.masks.float()
+        if buf.action_masks is not None:
+            buf.action_masks[index] = step.action_masks
         if self.policy.is_recurrent:
             # The (cut) state a segment starts from, so training replays the same sequence.
             rows = index[0]
@@ -259,7 +262,8 @@ class PuffeRL:
             mb_weight = importance_weights(probs, idx, beta).unsqueeze(1)
             mb_state = tuple(s[idx] for s in buf.states)
             params, new_value = self.policy.forward_train(mb_obs, mb_state, buf.starts(idx))
-            new_logprob, entropy = self.policy.head.evaluate(params, mb_actions)
+            mb_action_masks = None if buf.action_masks is None else buf.action_masks[idx]
+            new_logprob, entropy = self.policy.head.evaluate(params, mb_actions, mb_action_masks)
             loss, stats = ppo_loss(
                 new_logprob,
                 entropy,

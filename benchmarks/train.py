@@ -11,6 +11,11 @@ the medians are printed with their ratio. The CleanRL-style loop runs its own de
 Cases: Ocean breakout (1024 envs, horizon 64, minibatch 8192) with the default MLP and with
 MinGRU, and gym-CartPole-v1 (64 emulated envs, serial vectorizer, horizon 64).
 
+`--action-masks` instead times PuffeRL with and without all-legal action masks on the native
+cases (the masks are attached to the env, so the trainer's mask path runs: masks copied per
+step, stored, applied in sampling and in the loss) and prints the ratio: the cost of the mask
+path. Envs without masks never enter it.
+
 Recommended: an otherwise idle machine; `--threads` 2 on a 2-core CPU.
 
     uv run python benchmarks/train.py --repeats 3
@@ -28,6 +33,7 @@ import time
 import numpy as np
 import torch
 
+from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.run import make_vecenv
 
@@ -61,10 +67,13 @@ def _config(case: str, threads: int) -> Config:
     )
 
 
-def puffer_sps(case: str, epochs: int, threads: int) -> float:
-    """PuffeRL steps/s over `epochs` epochs after one warm-up epoch."""
+def puffer_sps(case: str, epochs: int, threads: int, masked: bool = False) -> float:
+    """PuffeRL steps/s over `epochs` epochs after one warm-up epoch (`masked`: all-legal
+    action masks attached to the (native) env, so the mask path runs)."""
     config = _config(case, threads)
     env = make_vecenv(CASES[case][0], config)
+    if masked:
+        env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
     torch.manual_seed(0)
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
     trainer.evaluate()
@@ -188,12 +197,24 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs per repeat")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both loops)")
+    parser.add_argument("--action-masks", action="store_true", help="time the mask path")
     args = parser.parse_args()
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
         f"python={platform.python_version()} threads={args.threads} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
+    if args.action_masks:
+        for case in (c for c in args.cases if CASES[c][2] == "native"):
+            plain, masked = [], []
+            for _ in range(args.repeats):  # interleaved, so load drifts hit both alike
+                plain.append(puffer_sps(case, args.epochs, args.threads))
+                masked.append(puffer_sps(case, args.epochs, args.threads, masked=True))
+            p, m = statistics.median(plain), statistics.median(masked)
+            print(
+                f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x"
+            )
+        return
     for case in args.cases:
         ours = [puffer_sps(case, args.epochs, args.threads) for _ in range(args.repeats)]
         peer4 = [cleanrl_sps(case, args.epochs, args.threads, 4) for _ in range(args.repeats)]

@@ -23,7 +23,14 @@ import torch
 from puffer.core import APIUsageError
 from puffer.train.policies import Policy
 
-__all__ = ["MatchResult", "Player", "one_ply_player", "play_games", "policy_player", "random_player"]
+__all__ = [
+    "MatchResult",
+    "Player",
+    "one_ply_player",
+    "play_games",
+    "policy_player",
+    "random_player",
+]
 
 Player = Callable[[Any, int], int]
 

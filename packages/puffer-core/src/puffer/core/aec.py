@@ -25,6 +25,7 @@ from puffer.core.actions import action_checker
 from puffer.core.buffer import Buffer, mask_width
 from puffer.core.checks import check_observation
 from puffer.core.emulation import (
+    ACTION_MASK_KEY,
     CHECK_STEPS,
     EmulatedEnv,
     EpisodeStats,
@@ -36,10 +37,7 @@ from puffer.core.emulation import (
 from puffer.core.env import Infos
 from puffer.core.errors import EmulationError
 
-__all__ = ["ACTION_MASK_KEY", "AECPufferEnv", "is_turn_based"]
-
-# The observation key (and info key) that holds a legal-action mask, by PettingZoo's convention.
-ACTION_MASK_KEY = "action_mask"
+__all__ = ["AECPufferEnv", "is_turn_based"]
 
 
 def is_turn_based(env: Any) -> bool:

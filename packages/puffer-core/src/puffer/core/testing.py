@@ -251,7 +251,7 @@ def assert_aec_equivalence(make_raw: Callable[[], Any], moves: int = 1000, seed:
     Returns:
         the number of games finished.
     """
-    from puffer.core.aec import ACTION_MASK_KEY
+    from puffer.core.emulation import ACTION_MASK_KEY
     from puffer.core.pettingzoo import PettingZooPufferEnv
 
     raw, emulated = make_raw(), PettingZooPufferEnv(make_raw(), seed=seed)

@@ -177,9 +177,11 @@ def test_heterogeneous_spaces_are_padded() -> None:
     assert env.masks.tolist() == [True, False, True, False]
 
 
-def test_unparallelizable_aec_env_is_refused() -> None:
-    with pytest.raises(EmulationError, match=r"tictactoe_v3.*not parallelizable"):
-        PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+def test_unparallelizable_aec_env_is_emulated_turn_by_turn() -> None:
+    from puffer.core.aec import AECPufferEnv
+
+    env = PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+    assert isinstance(env, AECPufferEnv) and env.writes_action_masks
 
 
 def test_homogeneous_structured_spaces_keep_a_shared_layout() -> None:

@@ -30,7 +30,6 @@ from puffer.core.emulation import (
     EmulatedEnv,
     EpisodeStats,
     action_converter,
-    env_name,
     obs_writer,
     row_action_space,
 )
@@ -106,28 +105,15 @@ class AECPufferEnv(EmulatedEnv):
         seed: int | None = None,
     ):
         # Shared with the parallel emulation (a lazy import: that module builds this class).
-        from puffer.core.pettingzoo import _agent_layouts, _instantiate
+        from puffer.core.pettingzoo import _describe_agents, _instantiate
 
         self.env = _instantiate(env, tuple(env_args), env_kwargs, type(self).__name__)
-        self.name = env_name(self.env)
-        self.possible_agents = list(self.env.possible_agents)
+        obs_layouts, act_layouts = _describe_agents(self)
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
-        self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
         try:
-            obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
-                self._obs_spaces, action=False
-            )
-            act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
-                self._act_spaces, action=True
-            )
             self.writes_action_masks = _mask_source(self._obs_spaces, self._act_spaces)
         except EmulationError as error:
             raise EmulationError(f"{self!r}: {error}") from None
-        self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
-        self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
-        self.num_agents = len(self.possible_agents)
-        self.render_mode = getattr(self.env, "render_mode", None)
         super().__init__(buf)
         self._seed = seed
         self._checks_left = CHECK_STEPS

@@ -112,6 +112,33 @@ def _agent_layouts(
     return layouts, row, None
 
 
+def _describe_agents(self: EmulatedEnv) -> tuple[list[Layout], list[Layout]]:
+    """Set what a PettingZoo emulation knows of its agents before `PufferEnv.__init__`.
+
+    Sets `name`, `possible_agents`, their spaces, the row spaces and layouts, the per-agent
+    layouts, `num_agents` and `render_mode` on `self` (whose `env` is set); returns each
+    agent's observation and action layouts, in row order.
+    """
+    self.name = env_name(self.env)
+    self.possible_agents = list(self.env.possible_agents)
+    self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
+    self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
+    try:
+        obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
+            self._obs_spaces, action=False
+        )
+        act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
+            self._act_spaces, action=True
+        )
+    except EmulationError as error:
+        raise EmulationError(f"{self!r}: {error}") from None
+    self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
+    self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
+    self.num_agents = len(self.possible_agents)
+    self.render_mode = getattr(self.env, "render_mode", None)
+    return obs_layouts, act_layouts
+
+
 class PettingZooPufferEnv(EmulatedEnv):
     """A PettingZoo env as a `PufferEnv` with one row per possible agent, with auto-reset.
 
@@ -185,23 +212,7 @@ class PettingZooPufferEnv(EmulatedEnv):
         seed: int | None = None,
     ):
         self.env = _to_parallel(self.__dict__.pop("_made"), type(self).__name__)
-        self.name = env_name(self.env)
-        self.possible_agents = list(self.env.possible_agents)
-        self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
-        self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
-        try:
-            obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
-                self._obs_spaces, action=False
-            )
-            act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
-                self._act_spaces, action=True
-            )
-        except EmulationError as error:
-            raise EmulationError(f"{self!r}: {error}") from None
-        self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
-        self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
-        self.num_agents = len(self.possible_agents)
-        self.render_mode = getattr(self.env, "render_mode", None)
+        obs_layouts, act_layouts = _describe_agents(self)
         super().__init__(buf)
         self._seed = seed
         self._checks_left = CHECK_STEPS

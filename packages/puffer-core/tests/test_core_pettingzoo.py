@@ -14,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import aec_to_parallel
 
-from puffer.core import EmulationError, PettingZooPufferEnv, nativize
+from puffer.core import PettingZooPufferEnv, nativize
 from puffer.core.testing import (
     ACTION_CATALOG,
     OBSERVATION_CATALOG,

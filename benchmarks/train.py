@@ -18,6 +18,11 @@ The breakouts differ: ours is `puffer.ocean`'s, PufferLib's is its own; both hav
 and the same observation and action sizes, and the env is a small share of the loop's time
 (see the time split printed with `--split`).
 
+`--action-masks` instead times PuffeRL with and without all-legal action masks on the native
+cases of the rows (the masks are attached to the env, so the trainer's mask path runs: masks
+copied per step, stored, applied in sampling and in the loss) and prints the ratio: the cost of
+the mask path. Envs without masks never enter it.
+
 Recommended: an otherwise idle machine; 1 torch thread on a 2-core CPU (the env needs a core).
 
     uv run python benchmarks/train.py --pufferlib /work/pl3 --repeats 3
@@ -39,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.run import make_vecenv
 
@@ -101,11 +107,16 @@ def _config(case: str, threads: int, device: str) -> Config:
     )
 
 
-def puffer_sps(case: str, epochs: int, threads: int, device: str) -> tuple[float, float, dict]:
+def puffer_sps(
+    case: str, epochs: int, threads: int, device: str, masked: bool = False
+) -> tuple[float, float, dict]:
     """PuffeRL over `epochs` epochs after one warm-up epoch: steps per second, steps per CPU
-    second of this process, and the time split of those epochs."""
+    second of this process, and the time split of those epochs (`masked`: all-legal action
+    masks attached to the (native) env, so the mask path runs)."""
     config = _config(case, threads, device)
     env = make_vecenv(CASES[case][0], config)
+    if masked:
+        env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
     torch.manual_seed(0)
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
     trainer.evaluate()
@@ -257,6 +268,18 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> tup
     return sps, cpu_sps
 
 
+def time_the_mask_path(args: argparse.Namespace) -> None:
+    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, interleaved."""
+    cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
+    for case in (c for c in cases if CASES[c][2] == "native"):
+        plain, masked = [], []
+        for _ in range(args.repeats):  # interleaved, so load drifts hit both alike
+            plain.append(puffer_sps(case, args.epochs, args.threads, args.device)[0])
+            masked.append(puffer_sps(case, args.epochs, args.threads, args.device, True)[0])
+        p, m = statistics.median(plain), statistics.median(masked)
+        print(f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
@@ -266,12 +289,16 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda (the CleanRL loop: cpu)")
     parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (pufferlib rows)")
     parser.add_argument("--split", action="store_true", help="print our time split per case")
+    parser.add_argument("--action-masks", action="store_true", help="time the mask path")
     args = parser.parse_args()
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
         f"python={platform.python_version()} threads={args.threads} device={args.device} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
+    if args.action_masks:
+        time_the_mask_path(args)
+        return
     python = pufferlib_python(args.pufferlib) if args.pufferlib else None
     runners = {}
     for row in args.rows:

@@ -164,3 +164,16 @@ def test_window_shows_frames_scaled(monkeypatch) -> None:
         assert (shown[4:8, 6:10] == (255, 0, 0)).all() and shown[0, 0].sum() == 0
     finally:
         window.close()
+
+
+def test_train_a_turn_based_game_then_pit_it_against_opponents() -> None:
+    game = "pettingzoo-classic.tictactoe_v3"
+    tiny = ["--train.total-timesteps", "256", "--train.horizon", "16"]
+    tiny += ["--train.minibatch-size", "128", "--train.device", "cpu"]
+    tiny += ["--vec.backend", "serial", "--vec.num-envs", "4"]
+    trained = invoke("train", game, "--no-dashboard", *tiny)
+    assert trained.exit_code == 0, trained.output
+    for opponent in ("random", "one-ply", "latest"):
+        result = invoke("eval", game, "--opponent", opponent, "--games", "4")
+        assert result.exit_code == 0, result.output
+        assert f"vs {opponent}: 4 games" in result.output and "losses" in result.output

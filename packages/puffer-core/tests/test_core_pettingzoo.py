@@ -14,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import aec_to_parallel
 
-from puffer.core import EmulationError, PettingZooPufferEnv, nativize
+from puffer.core import PettingZooPufferEnv, nativize
 from puffer.core.testing import (
     ACTION_CATALOG,
     OBSERVATION_CATALOG,
@@ -177,9 +177,11 @@ def test_heterogeneous_spaces_are_padded() -> None:
     assert env.masks.tolist() == [True, False, True, False]
 
 
-def test_unparallelizable_aec_env_is_refused() -> None:
-    with pytest.raises(EmulationError, match=r"tictactoe_v3.*not parallelizable"):
-        PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+def test_unparallelizable_aec_env_is_emulated_turn_by_turn() -> None:
+    from puffer.core.aec import AECPufferEnv
+
+    env = PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+    assert isinstance(env, AECPufferEnv) and env.writes_action_masks
 
 
 def test_homogeneous_structured_spaces_keep_a_shared_layout() -> None:

@@ -10,6 +10,6 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_examples_run() -> None:
     examples = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
-    assert len(examples) == 2
+    assert len(examples) == 3
     for example in examples:
         exec(compile(example, str(README), "exec"), {})

@@ -24,6 +24,9 @@ ENVS = {
     "gym-cartpole": ("gym-CartPole-v1", {}),
     "gym-nested-spaces": (nested_space_env, {}),
     "pettingzoo-rps": ("pettingzoo-classic.rps_v2", {}),
+    # Turn-based, with legal-action masks in their own shared array (random moves include
+    # illegal ones, which end the game: a deterministic outcome all the same).
+    "pettingzoo-tictactoe": ("pettingzoo-classic.tictactoe_v3", {}),
 }
 
 # (backend, num_workers, batch_size, zero_copy) over 4 envs.

@@ -93,3 +93,10 @@ def test_vector_ray_final_observations_match_raw_envs(local_ray, batch_size) -> 
         check_final_observations(
             vec, lambda: gymnasium.make("CartPole-v1", max_episode_steps=12), steps=150
         )
+
+
+def test_vector_ray_carries_action_masks(local_ray) -> None:
+    creator = "pettingzoo-classic.tictactoe_v3"
+    with make(creator, 4, backend="ray", num_workers=2, batch_size=2) as vec:
+        assert vec.action_masks is not None
+        check_against_single_envs(vec, steps=200, seed=3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from puffer.core.actions import action_checker, check_actions
-from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype
+from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype, mask_width
 from puffer.core.emulation import GymnasiumPufferEnv
 from puffer.core.env import PufferEnv
 from puffer.core.errors import (
@@ -39,6 +39,7 @@ __all__ = [
     "check_actions",
     "env_creator",
     "make",
+    "mask_width",
     "nativize",
     "observation_layout",
     "registered_envs",

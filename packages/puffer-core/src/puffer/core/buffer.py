@@ -9,6 +9,13 @@ A seventh, optional side array, `final_observations` (same shape and dtype as
 has already replaced it in `observations`. It is written only on those rows (nothing is
 copied on other steps); other rows hold stale data. Envs that write it declare
 `PufferEnv.writes_final_observations`; buffers for other envs leave it None.
+
+An eighth, optional array, `action_masks` (N, `mask_width(action_space)`) bool, says which
+discrete actions are legal in each row now (True = legal), one column per choice of each
+Discrete / MultiDiscrete branch, branches side by side. Envs that declare legal-action masks
+(`PufferEnv.writes_action_masks`: turn-based PettingZoo games, Gymnasium envs with an
+`action_mask` observation key or info entry, native envs) write it on every reset and step;
+buffers for other envs leave it None, and the trainer's mask path is then off.
 """
 
 from __future__ import annotations
@@ -20,11 +27,20 @@ from gymnasium import spaces
 
 from puffer.core.errors import APIUsageError
 
-__all__ = ["ARRAY_NAMES", "FINAL_OBSERVATIONS", "Buffer", "action_dtype"]
+__all__ = [
+    "ACTION_MASKS",
+    "ARRAY_NAMES",
+    "FINAL_OBSERVATIONS",
+    "Buffer",
+    "action_dtype",
+    "mask_width",
+]
 
 ARRAY_NAMES = ("observations", "actions", "rewards", "terminals", "truncations", "masks")
 # The optional side array (see the module docstring).
 FINAL_OBSERVATIONS = "final_observations"
+# The optional legal-action masks (see the module docstring).
+ACTION_MASKS = "action_masks"
 
 
 def action_dtype(space: spaces.Space) -> np.dtype:
@@ -36,6 +52,22 @@ def action_dtype(space: spaces.Space) -> np.dtype:
     raise APIUsageError(
         f"action space {space!r} cannot live in a buffer; use Discrete, MultiDiscrete or a "
         "float32 Box (wrap structured spaces with puffer.core.GymnasiumPufferEnv)"
+    )
+
+
+def mask_width(space: spaces.Space) -> int:
+    """Columns of an `action_masks` row: n for Discrete(n), sum(nvec) for MultiDiscrete.
+
+    Raises:
+        APIUsageError: the space is not discrete (Box actions have no legal-action mask).
+    """
+    if isinstance(space, spaces.Discrete):
+        return int(space.n)
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(np.asarray(space.nvec).sum())
+    raise APIUsageError(
+        f"action space {space!r} has no legal-action mask; masks need Discrete or MultiDiscrete "
+        "actions"
     )
 
 
@@ -52,6 +84,8 @@ class Buffer:
         masks: (N,) bool, False for padded or absent agents.
         final_observations: (N, *obs_shape) like observations, or None: the final observation
             of rows whose episode ended this step (terminal or truncated); stale elsewhere.
+        action_masks: (N, mask_width(action_space)) bool, True = legal, or None when the env
+            declares no legal-action masks.
     """
 
     observations: np.ndarray
@@ -61,6 +95,7 @@ class Buffer:
     truncations: np.ndarray
     masks: np.ndarray
     final_observations: np.ndarray | None = None
+    action_masks: np.ndarray | None = None
 
     @classmethod
     def allocate(
@@ -69,10 +104,12 @@ class Buffer:
         observation_space: spaces.Box,
         action_space: spaces.Space,
         final_observations: bool = False,
+        action_masks: bool = False,
     ) -> Buffer:
         """Allocate zeroed arrays for `num_agents` rows of the given single-agent spaces.
 
-        `final_observations` also allocates the side array of that name (else it is None).
+        `final_observations` / `action_masks` also allocate the optional array of that name
+        (else it is None); masks start all True (every action legal).
         """
         obs_shape = (num_agents, *observation_space.shape)
         return cls(
@@ -85,14 +122,18 @@ class Buffer:
             final_observations=(
                 np.zeros(obs_shape, dtype=observation_space.dtype) if final_observations else None
             ),
+            action_masks=(
+                np.ones((num_agents, mask_width(action_space)), dtype=bool)
+                if action_masks
+                else None
+            ),
         )
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The names of the arrays present: `ARRAY_NAMES`, plus `final_observations` if set."""
-        if self.final_observations is None:
-            return ARRAY_NAMES
-        return (*ARRAY_NAMES, FINAL_OBSERVATIONS)
+        """The names of the arrays present: `ARRAY_NAMES`, plus the optional ones that are set."""
+        optional = (FINAL_OBSERVATIONS, ACTION_MASKS)
+        return ARRAY_NAMES + tuple(name for name in optional if getattr(self, name) is not None)
 
     def rows(self, start: int, stop: int) -> Buffer:
         """Row slice `[start, stop)` of every array, as views (no copy)."""
@@ -114,11 +155,19 @@ class Buffer:
         Arrays must have exactly `num_agents` rows, the contract's trailing shape and dtype, and
         be C-contiguous (a row slice of a bigger contiguous array qualifies). Nothing is converted.
         """
-        expected = Buffer.allocate(0, observation_space, action_space, final_observations=True)
+        masks = isinstance(action_space, spaces.Discrete | spaces.MultiDiscrete)
+        expected = Buffer.allocate(
+            0, observation_space, action_space, final_observations=True, action_masks=masks
+        )
         for field in fields(self):
             array, want = getattr(self, field.name), getattr(expected, field.name)
-            if array is None and field.name == FINAL_OBSERVATIONS:
+            if array is None and field.name in (FINAL_OBSERVATIONS, ACTION_MASKS):
                 continue
+            if want is None:
+                raise APIUsageError(
+                    f"{owner}: buf.{field.name} is given, but {action_space!r} has no "
+                    "legal-action mask; leave it None"
+                )
             if not isinstance(array, np.ndarray):
                 raise APIUsageError(
                     f"{owner}: buf.{field.name} is {type(array).__name__}, expected a numpy array"

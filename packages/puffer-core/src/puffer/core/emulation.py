@@ -30,6 +30,7 @@ from puffer.core.layout import (
 )
 
 __all__ = [
+    "ACTION_MASK_KEY",
     "CHECK_STEPS",
     "EmulatedEnv",
     "EpisodeStats",
@@ -218,6 +219,29 @@ def _make_env(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) ->
     return env
 
 
+# The observation / info key of a legal-action mask (PettingZoo's convention, also used here).
+ACTION_MASK_KEY = "action_mask"
+
+
+def _mask_from(env: Any, action_mask: str, owner: str) -> str | None:
+    """Where the masks of a Gymnasium env come from: "obs", "info" or None (see the class)."""
+    if action_mask not in ("auto", "info", "none"):
+        raise APIUsageError(f"{owner}: action_mask={action_mask!r}; use 'auto', 'info' or 'none'")
+    act, obs = env.action_space, env.observation_space
+    discrete = isinstance(act, spaces.Discrete | spaces.MultiDiscrete)
+    if action_mask == "info":
+        if not discrete:
+            raise APIUsageError(f"{owner}: action_mask='info' needs discrete actions, not {act}")
+        return "info"
+    if action_mask == "none" or not discrete:
+        return None
+    if isinstance(obs, spaces.Dict) and ACTION_MASK_KEY in obs.spaces:
+        width = int(np.sum(act.nvec)) if isinstance(act, spaces.MultiDiscrete) else int(act.n)
+        if int(np.prod(obs[ACTION_MASK_KEY].shape)) == width:
+            return "obs"
+    return None
+
+
 def env_name(env: Any) -> str:
     """A short readable name of an env: its registered id, else its class name."""
     spec = getattr(env, "spec", None)
@@ -269,6 +293,12 @@ class GymnasiumPufferEnv(EmulatedEnv):
         env_kwargs: keyword arguments for `gymnasium.make`, the class or the creator.
         buf: a one-row `Buffer` to write into (allocated when None).
         seed: seed for the first `reset()` called without one.
+        action_mask: where legal-action masks come from: "auto" (the default) reads the
+            observation's `action_mask` key when the observation space is a Dict with one of
+            the action size; "info" reads `info["action_mask"]` after every reset and step
+            (the env must always provide it); "none" declares no masks. The masks land in
+            `action_masks` (see `puffer.core.buffer`); an observation key also stays in the
+            observation.
 
     Attributes:
         env: the wrapped Gymnasium env.
@@ -309,9 +339,12 @@ class GymnasiumPufferEnv(EmulatedEnv):
         env_kwargs: dict[str, Any] | None = None,
         buf: Buffer | None = None,
         seed: int | None = None,
+        action_mask: str = "auto",
     ):
         self.env = _make_env(env, tuple(env_args), env_kwargs, type(self).__name__)
         self.name = env_name(self.env)
+        self._mask_from = _mask_from(self.env, action_mask, type(self).__name__)
+        self.writes_action_masks = self._mask_from is not None
         try:
             self._obs_layout = observation_layout(self.env.observation_space)
             self._act_layout = action_layout(self.env.action_space)
@@ -345,10 +378,12 @@ class GymnasiumPufferEnv(EmulatedEnv):
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
             seed, self._seed = self._seed, None
-        obs, _ = self.env.reset(seed=seed)
+        obs, info = self.env.reset(seed=seed)
         if self._checks_left:
             check_observation(self, self.env.observation_space, obs, "reset()")
         self._write_obs(obs)
+        if self._mask_from is not None:
+            self._write_mask(obs, info)
         self.rewards[0] = 0.0
         self.terminals[0] = False
         self.truncations[0] = False
@@ -375,7 +410,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
                 if self._checks_left:
                     check_observation(self, self.env.observation_space, obs, "step()")
                 self._write_final(obs)
-            obs, _ = self.env.reset()
+            obs, info = self.env.reset()
             where = "reset()"
             infos = [stats.finish()]
         else:
@@ -384,4 +419,15 @@ class GymnasiumPufferEnv(EmulatedEnv):
         if self._checks_left:
             check_observation(self, self.env.observation_space, obs, where)
         self._write_obs(obs)
+        if self._mask_from is not None:
+            self._write_mask(obs, info)
         return infos
+
+    def _write_mask(self, obs: Any, info: dict) -> None:
+        source = obs if self._mask_from == "obs" else info
+        if ACTION_MASK_KEY not in source:
+            raise EmulationError(
+                f"{self!r}: no {ACTION_MASK_KEY!r} in the env's info; pass action_mask='none' "
+                "or make the env return it after every reset and step"
+            )
+        self.action_masks[0] = np.asarray(source[ACTION_MASK_KEY]).reshape(-1)

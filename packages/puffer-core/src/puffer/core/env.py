@@ -41,6 +41,9 @@ class PufferEnv:
             here, since auto-reset already replaced it in `observations`; nothing is written
             on other rows or steps, which keep stale data. None for other envs, or when the
             given `buf` has no such array.
+        action_masks: the bound (N, mask_width(single_action_space)) bool array of legal
+            actions (True = legal) when the env `writes_action_masks`, else None. Rows whose
+            `masks` entry is False (not acting this step) may hold anything, all False included.
 
     Example:
         >>> from puffer.core import GymnasiumPufferEnv
@@ -66,6 +69,9 @@ class PufferEnv:
     # Envs that write `final_observations` (the last observation of an episode that ended this
     # step, before auto-reset replaced it) set this True; see `puffer.core.buffer`.
     writes_final_observations: bool = False
+    # Envs that declare legal-action masks set this True and write `action_masks` on every
+    # reset and step; see `puffer.core.buffer`.
+    writes_action_masks: bool = False
 
     def __init__(self, buf: Buffer | None = None):
         name = type(self).__name__
@@ -87,6 +93,7 @@ class PufferEnv:
                 self.single_observation_space,
                 self.single_action_space,
                 final_observations=self.writes_final_observations,
+                action_masks=self.writes_action_masks,
             )
         else:
             buf.check(
@@ -100,6 +107,12 @@ class PufferEnv:
         self.truncations = buf.truncations
         self.masks = buf.masks
         self.final_observations = buf.final_observations if self.writes_final_observations else None
+        if self.writes_action_masks and buf.action_masks is None:
+            raise APIUsageError(
+                f"{name} writes legal-action masks but the given buf has no action_masks; "
+                "allocate it with Buffer.allocate(..., action_masks=True)"
+            )
+        self.action_masks = buf.action_masks if self.writes_action_masks else None
         self.observation_space = batch_space(self.single_observation_space, self.num_agents)
         self.action_space = batch_space(self.single_action_space, self.num_agents)
         self.agent_ids = np.arange(self.num_agents)

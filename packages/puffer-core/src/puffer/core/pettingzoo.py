@@ -14,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from puffer.core.actions import action_checker
+from puffer.core.aec import AECPufferEnv, is_turn_based
 from puffer.core.buffer import Buffer
 from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.emulation import (
@@ -38,10 +39,9 @@ from puffer.core.layout import (
 __all__ = ["PettingZooPufferEnv"]
 
 
-def _make_parallel(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) -> Any:
-    """Instantiate `env` if needed and convert an AEC env with PettingZoo's own converter."""
+def _instantiate(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) -> Any:
+    """The PettingZoo env itself: `env` if it is one, else `env(*env_args, **env_kwargs)`."""
     from pettingzoo import AECEnv, ParallelEnv  # optional dependency (extra `pettingzoo`)
-    from pettingzoo.utils.conversions import aec_to_parallel
 
     if env is None:
         raise APIUsageError(f"{owner}: no env given; pass a PettingZoo env, class or creator")
@@ -51,15 +51,16 @@ def _make_parallel(env: Any, env_args: tuple, env_kwargs: dict | None, owner: st
                 f"{owner}: env_args/env_kwargs given with an env instance {env!r}; pass the "
                 "class or a creator function instead to have them applied"
             )
-    else:
-        env = env(*env_args, **(env_kwargs or {}))
+        return env
+    return env(*env_args, **(env_kwargs or {}))
+
+
+def _to_parallel(env: Any, owner: str) -> Any:
+    """A parallel env: as given, or a parallelizable AEC env through PettingZoo's converter."""
+    from pettingzoo import AECEnv
+    from pettingzoo.utils.conversions import aec_to_parallel
+
     if isinstance(env, AECEnv):
-        if not env.metadata.get("is_parallelizable", False):
-            raise EmulationError(
-                f"{owner}: AEC env {env_name(env)!r} is not parallelizable (its metadata has "
-                "is_parallelizable=False), so it cannot be emulated; use an env with a "
-                "parallel API or a parallelizable AEC env"
-            )
         env = aec_to_parallel(env)
     if not hasattr(env, "possible_agents"):
         raise EmulationError(
@@ -111,13 +112,42 @@ def _agent_layouts(
     return layouts, row, None
 
 
+def _describe_agents(self: EmulatedEnv) -> tuple[list[Layout], list[Layout]]:
+    """Set what a PettingZoo emulation knows of its agents before `PufferEnv.__init__`.
+
+    Sets `name`, `possible_agents`, their spaces, the row spaces and layouts, the per-agent
+    layouts, `num_agents` and `render_mode` on `self` (whose `env` is set); returns each
+    agent's observation and action layouts, in row order.
+    """
+    self.name = env_name(self.env)
+    self.possible_agents = list(self.env.possible_agents)
+    self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
+    self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
+    try:
+        obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
+            self._obs_spaces, action=False
+        )
+        act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
+            self._act_spaces, action=True
+        )
+    except EmulationError as error:
+        raise EmulationError(f"{self!r}: {error}") from None
+    self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
+    self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
+    self.num_agents = len(self.possible_agents)
+    self.render_mode = getattr(self.env, "render_mode", None)
+    return obs_layouts, act_layouts
+
+
 class PettingZooPufferEnv(EmulatedEnv):
     """A PettingZoo env as a `PufferEnv` with one row per possible agent, with auto-reset.
 
     Args:
-        env: a PettingZoo `ParallelEnv` or parallelizable `AECEnv`, its class, or a creator
-            function (such as a module's `parallel_env`). AEC envs are converted with
-            `pettingzoo.utils.conversions.aec_to_parallel`.
+        env: a PettingZoo `ParallelEnv` or `AECEnv`, its class, or a creator function (such
+            as a module's `parallel_env`). Parallelizable AEC envs are converted with
+            `pettingzoo.utils.conversions.aec_to_parallel`; turn-based ones (not
+            parallelizable, e.g. the classic board games) give a
+            `puffer.core.aec.AECPufferEnv` instead, with one acting row per step.
         env_args: positional arguments for the class / creator.
         env_kwargs: keyword arguments for the class / creator.
         buf: a `Buffer` of `len(possible_agents)` rows to write into (allocated when None).
@@ -140,8 +170,7 @@ class PettingZooPufferEnv(EmulatedEnv):
     whose episode ended.
 
     Raises:
-        EmulationError: a space cannot be emulated, the AEC env is not parallelizable, or an
-            observation is outside its agent's space during the first `CHECK_STEPS` steps.
+        EmulationError: a space cannot be emulated, or an observation is outside its agent's space during the first `CHECK_STEPS` steps.
         APIUsageError: bad arguments or actions, step before reset.
 
     Example:
@@ -157,6 +186,23 @@ class PettingZooPufferEnv(EmulatedEnv):
 
     writes_final_observations = True
 
+    def __new__(
+        cls,
+        env: Any = None,
+        env_args: tuple = (),
+        env_kwargs: dict[str, Any] | None = None,
+        buf: Buffer | None = None,
+        seed: int | None = None,
+    ):
+        # The env is built here, once: whether it is turn-based decides the class. The built
+        # env travels to __init__ in `_made` (Python calls __init__ with the original args).
+        made = _instantiate(env, tuple(env_args), env_kwargs, cls.__name__)
+        if is_turn_based(made):
+            return AECPufferEnv(made, buf=buf, seed=seed)
+        self = super().__new__(cls)
+        self._made = made
+        return self
+
     def __init__(
         self,
         env: Any = None,
@@ -165,24 +211,8 @@ class PettingZooPufferEnv(EmulatedEnv):
         buf: Buffer | None = None,
         seed: int | None = None,
     ):
-        self.env = _make_parallel(env, tuple(env_args), env_kwargs, type(self).__name__)
-        self.name = env_name(self.env)
-        self.possible_agents = list(self.env.possible_agents)
-        self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
-        self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
-        try:
-            obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
-                self._obs_spaces, action=False
-            )
-            act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
-                self._act_spaces, action=True
-            )
-        except EmulationError as error:
-            raise EmulationError(f"{self!r}: {error}") from None
-        self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
-        self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
-        self.num_agents = len(self.possible_agents)
-        self.render_mode = getattr(self.env, "render_mode", None)
+        self.env = _to_parallel(self.__dict__.pop("_made"), type(self).__name__)
+        obs_layouts, act_layouts = _describe_agents(self)
         super().__init__(buf)
         self._seed = seed
         self._checks_left = CHECK_STEPS

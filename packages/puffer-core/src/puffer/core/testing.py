@@ -25,6 +25,7 @@ __all__ = [
     "OBSERVATION_CATALOG",
     "SpaceEnv",
     "action_to_row",
+    "assert_aec_equivalence",
     "assert_gymnasium_equivalence",
     "assert_same_tree",
     "float32_exact",
@@ -233,3 +234,67 @@ def assert_gymnasium_equivalence(
     raw.close()
     emulated.close()
     return episodes
+
+
+def assert_aec_equivalence(make_raw: Callable[[], Any], moves: int = 1000, seed: int = 7) -> int:
+    """Play a raw turn-based AEC env and its emulation with the same random legal moves.
+
+    Each move is drawn from the acting agent's legal moves (its observation's `action_mask`).
+    Asserts, every move: the one row with mask True is the raw env's `agent_selection`; every
+    agent's nativized observation equals `raw.observe(agent)` (values, dtypes; keys in the
+    space's order);
+    the `action_masks` row equals the observed mask; after the move every agent's reward and
+    terminal / truncation flag equal the raw env's; a stats dict comes back per agent exactly
+    when the game ends, with the episode return the raw env accumulated. Both reset (without a
+    seed) when a game ends.
+
+    Returns:
+        the number of games finished.
+    """
+    from puffer.core.emulation import ACTION_MASK_KEY
+    from puffer.core.pettingzoo import PettingZooPufferEnv
+
+    raw, emulated = make_raw(), PettingZooPufferEnv(make_raw(), seed=seed)
+    agents = list(raw.possible_agents)
+    rng = np.random.default_rng(seed)
+    raw.reset(seed=seed)
+    emulated.reset()
+    returns, games = dict.fromkeys(agents, 0.0), 0
+
+    def check_rows() -> None:
+        acting = agents.index(raw.agent_selection)
+        assert emulated.masks.tolist() == [i == acting for i in range(len(agents))]
+        for i, agent in enumerate(agents):
+            native = nativize(emulated.observations[i], emulated.agent_obs_layouts[agent])
+            raw_obs = raw.observe(agent)
+            # The row follows the space's key order; PettingZoo's dicts come in their own.
+            assert sorted(native) == sorted(raw_obs)
+            assert_same_tree(native, {key: raw_obs[key] for key in native})
+            mask = np.asarray(raw_obs[ACTION_MASK_KEY], bool).ravel()
+            np.testing.assert_array_equal(emulated.action_masks[i], mask)
+
+    check_rows()
+    for _ in range(moves):
+        acting = raw.agent_selection
+        legal = np.flatnonzero(raw.observe(acting)[ACTION_MASK_KEY])
+        action = int(rng.choice(legal))
+        raw.step(action)
+        row = np.zeros(len(agents), np.int32)
+        row[agents.index(acting)] = action
+        _, rewards, terminals, truncations, infos = emulated.step(row)
+        for i, agent in enumerate(agents):
+            assert rewards[i] == np.float32(raw.rewards[agent]), (agent, rewards, raw.rewards)
+            assert terminals[i] == raw.terminations[agent]
+            assert truncations[i] == raw.truncations[agent]
+            returns[agent] += float(raw.rewards[agent])
+        if all(raw.terminations[a] or raw.truncations[a] for a in raw.agents):
+            games += 1
+            assert sorted(stats["episode_return"] for stats in infos) == sorted(returns.values())
+            returns = dict.fromkeys(agents, 0.0)
+            raw.reset()
+        else:
+            assert infos == []
+        check_rows()
+    raw.close()
+    emulated.close()
+    return games

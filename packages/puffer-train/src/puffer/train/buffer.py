@@ -36,6 +36,8 @@ class RolloutBuffer:
         ratio: (S, T) float32, pi_new / pi_old per row, 1 when fresh.
         next_values: (S+1,) float32.
         states: tuple of (S+1, *state_shape) tensors, the state at each segment start.
+        action_masks: (S+1, T, mask_width) bool legal-action masks of each row, or None when
+            the env provides none.
     """
 
     observations: Tensor
@@ -49,6 +51,7 @@ class RolloutBuffer:
     ratio: Tensor
     next_values: Tensor
     states: tuple[Tensor, ...]
+    action_masks: Tensor | None = None
 
     @classmethod
     def allocate(
@@ -60,8 +63,12 @@ class RolloutBuffer:
         action_dtype: torch.dtype,
         state: tuple[Tensor, ...],
         device: torch.device,
+        mask_width: int | None = None,
     ) -> RolloutBuffer:
-        """Zeroed storage for `sizes`; `state` is one agent-batched state to copy shapes from."""
+        """Zeroed storage for `sizes`; `state` is one agent-batched state to copy shapes from.
+
+        `mask_width` also allocates `action_masks` (None: the env has no legal-action masks).
+        """
         rows, steps = sizes.segments + 1, sizes.horizon
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -79,6 +86,9 @@ class RolloutBuffer:
             ratio=torch.ones(rows - 1, steps, device=device),
             next_values=zeros(rows),
             states=tuple(zeros(rows, *s.shape[1:], dtype=s.dtype) for s in state),
+            action_masks=None
+            if mask_width is None
+            else zeros(rows, steps, mask_width, dtype=torch.bool),
         )
 
     @property

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError
+from puffer.core import APIUsageError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
@@ -138,6 +138,7 @@ class PuffeRL:
             head.action_dtype,
             self.rollout.state,
             self.device,
+            mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
         self.cursor = Cursor(self.sizes, self.device)
         # The envs are reset by the first evaluate(), after a resume has had its say.
@@ -205,6 +206,8 @@ class PuffeRL:
         buf.logprobs[index] = logprob
         buf.values[index] = step.value
         buf.masks[index] = step.masks.float()
+        if buf.action_masks is not None:
+            buf.action_masks[index] = step.action_masks
         if self.policy.is_recurrent:
             # The (cut) state a segment starts from, so training replays the same sequence.
             rows = index[0]
@@ -268,7 +271,10 @@ class PuffeRL:
             params, new_value = self.policy.forward_train(
                 buf.observations[idx], mb_state, buf.starts(idx)
             )
-            new_logprob, entropy = self.policy.head.evaluate(params, buf.actions[idx])
+            mb_action_masks = None if buf.action_masks is None else buf.action_masks[idx]
+            new_logprob, entropy = self.policy.head.evaluate(
+                params, buf.actions[idx], mb_action_masks
+            )
             loss, stats = ppo_loss(
                 new_logprob,
                 entropy,

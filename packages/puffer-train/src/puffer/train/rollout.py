@@ -7,7 +7,8 @@ One step, as `Rollout` runs it:
       through pinned host memory to CUDA)
     forward(step):  gather the rows' recurrent state, cut it where this reply ended an episode
       (multiply by 1 - done), policy.forward_eval -> params, value, next state
-    sample(step):   action, log-prob from the action head
+    sample(step):   action, log-prob from the action head (illegal actions excluded when the
+      env provides legal-action masks; rows that must act with no legal action are refused)
     send(step, a):  scatter the next state back to the rows; clip Box actions to the space's
       bounds, cast to the buffer dtype (int32 / float32), host copy, vecenv.send()
 
@@ -28,7 +29,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor
 
-from puffer.core import action_dtype
+from puffer.core import APIUsageError, action_dtype
 from puffer.train.graphs import GraphedForward
 from puffer.train.policies import Policy
 
@@ -46,6 +47,8 @@ class Step:
         terminals: (B,) bool.
         truncations: (B,) bool.
         masks: (B,) bool; False for rows that are padding or must not act this step.
+        action_masks: (B, sum of discrete action sizes) bool legal-action masks, or None when
+            the env provides none (the unmasked path).
         ids: (B,) int agent rows (numpy, host).
         infos: finished-episode stat dicts that came with this reply.
         state: the rows' recurrent state after the episode cut (set by `Rollout.forward`).
@@ -61,6 +64,7 @@ class Step:
     masks: Tensor
     ids: np.ndarray
     infos: list[dict[str, Any]]
+    action_masks: Tensor | None = None
     state: tuple[Tensor, ...] = ()
     params: Tensor | None = None
     value: Tensor | None = None
@@ -108,6 +112,9 @@ class Rollout:
         self.action_dtype = torch.from_numpy(np.zeros(0, dtype=action_dtype(space))).dtype
         self.action_bounds = _box_bounds(space, self.device)
         self.state = policy.initial_state(self.num_agents, self.device)
+        # The mask path is on only when the env provides legal-action masks.
+        self.masked = getattr(vecenv, "action_masks", None) is not None
+        self._nvec = _branch_sizes(space) if self.masked else None
         self.held: Step | None = None
         self._pinned: dict[str, Tensor] = {}
         self._graph: GraphedForward | None = None
@@ -127,6 +134,11 @@ class Rollout:
         start = time.perf_counter()
         obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
         self.times["env"] += time.perf_counter() - start
+        action_masks = None
+        if self.masked:
+            legal = self.vecenv.action_masks
+            _check_legal(legal, masks, ids, self._nvec, self.vecenv)
+            action_masks = self.to_device("action_masks", legal)
         return Step(
             obs=self.to_device("obs", obs),
             rewards=self.to_device("rewards", rewards),
@@ -135,6 +147,7 @@ class Rollout:
             masks=self.to_device("masks", masks),
             ids=np.asarray(ids),
             infos=infos,
+            action_masks=action_masks,
         )
 
     def forward(self, step: Step) -> Step:
@@ -162,7 +175,7 @@ class Rollout:
         """
         start = time.perf_counter()
         with torch.no_grad():
-            action, logprob, _ = self.policy.head.sample(step.params)
+            action, logprob, _ = self.policy.head.sample(step.params, step.action_masks)
         self.times["rollout"] += time.perf_counter() - start
         return action, logprob
 
@@ -202,6 +215,7 @@ class Rollout:
             masks=step.masks.clone(),
             ids=step.ids.copy(),
             infos=[],
+            action_masks=None if step.action_masks is None else step.action_masks.clone(),
         )
 
     def take_held(self) -> Step | None:
@@ -224,6 +238,7 @@ class Rollout:
                 "obs": held.obs.cpu(),
                 "masks": held.masks.cpu(),
                 "ids": torch.from_numpy(held.ids.astype(np.int64)),
+                "action_masks": None if held.action_masks is None else held.action_masks.cpu(),
             },
         }
 
@@ -236,6 +251,7 @@ class Rollout:
             return
         masks = held["masks"].to(self.device)
         no = torch.zeros_like(masks)
+        action_masks = held.get("action_masks")
         self.held = Step(
             obs=held["obs"].to(self.device),
             rewards=torch.zeros(masks.shape, device=self.device),
@@ -244,6 +260,7 @@ class Rollout:
             masks=masks,
             ids=held["ids"].numpy(),
             infos=[],
+            action_masks=None if action_masks is None else action_masks.to(self.device),
         )
 
     def to_device(self, name: str, array: np.ndarray) -> Tensor:
@@ -279,6 +296,37 @@ class Rollout:
         index = torch.from_numpy(ids).to(self.device)
         for stored, s in zip(self.state, state, strict=True):
             stored[index] = s
+
+
+def _branch_sizes(space: spaces.Space) -> list[int]:
+    """Choices per branch of a Discrete / MultiDiscrete action space (mask column groups)."""
+    if isinstance(space, spaces.Discrete):
+        return [int(space.n)]
+    return [int(n) for n in np.asarray(space.nvec).ravel()]
+
+
+def _check_legal(
+    action_masks: np.ndarray, masks: np.ndarray, ids: np.ndarray, nvec: list[int], vecenv: Any
+) -> None:
+    """Raise `APIUsageError` when a row that must act has a branch with no legal action.
+
+    Checked on the host, where the masks arrive, so the device never syncs for it. Rows that
+    do not act this step (mask False: the other player's turn, padding) may have none.
+    """
+    if len(nvec) == 1:
+        stuck = ~action_masks.any(axis=1)
+    else:
+        starts = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+        stuck = ~np.logical_or.reduceat(action_masks, starts, axis=1).all(axis=1)
+    stuck &= masks
+    if stuck.any():
+        row = int(np.flatnonzero(stuck)[0])
+        name = getattr(vecenv, "env_name", None) or getattr(vecenv, "name", None) or vecenv
+        raise APIUsageError(
+            f"env {name!r}: agent row {int(np.asarray(ids)[row])} must act but its legal-action "
+            f"mask allows no action ({int(stuck.sum())} such rows in this batch); the env must "
+            "leave at least one legal action per branch for every acting row (mask True)"
+        )
 
 
 def _box_bounds(space: spaces.Space, device: torch.device) -> tuple[Tensor, Tensor] | None:

@@ -50,6 +50,7 @@ class EnvSpec:
     obs_layout: Any
     action_layout: Any
     final_observations: bool = False
+    action_masks: bool = False
 
     @classmethod
     def of(cls, env: PufferEnv) -> EnvSpec:
@@ -60,16 +61,18 @@ class EnvSpec:
             env.obs_layout,
             env.action_layout,
             bool(getattr(env, "writes_final_observations", False)),
+            bool(getattr(env, "writes_action_masks", False)),
         )
 
     def allocate(self, num_agents: int) -> Buffer:
         """A zeroed `Buffer` of `num_agents` rows for these envs (with `final_observations`
-        when they write it)."""
+        and `action_masks` when they write them)."""
         return Buffer.allocate(
             num_agents,
             self.single_observation_space,
             self.single_action_space,
             final_observations=self.final_observations,
+            action_masks=self.action_masks,
         )
 
     @classmethod
@@ -89,7 +92,8 @@ class EnvSpec:
     def check(self, env: PufferEnv, owner: str) -> None:
         """Raise `APIUsageError` unless `env` has this spec (envs of one vectorizer must match)."""
         actual = EnvSpec.of(env)
-        for name in ("num_agents", "single_observation_space", "single_action_space"):
+        names = ("num_agents", "single_observation_space", "single_action_space", "action_masks")
+        for name in names:
             if getattr(actual, name) != getattr(self, name):
                 raise APIUsageError(
                     f"{owner}: env {env!r} has {name}={getattr(actual, name)!r}, but the first "
@@ -117,7 +121,7 @@ class Vectorizer:
         observation_space / action_space: one batch's spaces (`agents_per_batch` rows).
         obs_layout / action_layout: the env's `puffer.core.Layout` for packed spaces, or None.
         buf: the `Buffer` of all `num_agents` rows (shared memory for Multiprocessing).
-        final_observations: see the property.
+        final_observations / action_masks: see the properties.
     """
 
     def __init__(
@@ -281,6 +285,19 @@ class Vectorizer:
         """
         final = self.buf.final_observations
         return None if final is None else final[self._batch_rows]
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """The legal-action masks of the last `recv()` batch, rows aligned with its rows.
+
+        (agents_per_batch, `puffer.core.mask_width(single_action_space)`) bool, True = legal,
+        written by the envs on every step (shared memory for Multiprocessing; Ray ships them
+        with the batch). A view of the buffer for contiguous batches (valid until the next
+        `send`), a copy otherwise. None when the env declares no masks
+        (`PufferEnv.writes_action_masks`).
+        """
+        masks = self.buf.action_masks
+        return None if masks is None else masks[self._batch_rows]
 
     # Synchronous API --------------------------------------------------------------------------
 

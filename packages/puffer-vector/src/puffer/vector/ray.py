@@ -68,7 +68,8 @@ class _RayWorker:
             # Only the rows whose episode ended travel: the others hold stale data.
             ended = np.flatnonzero(buf.terminals | buf.truncations)
             final = (ended, buf.final_observations[ended])
-        return (*(getattr(buf, name) for name in _RESULT_NAMES), final, infos)
+        # Legal-action masks (when the env has them) change every step: all rows travel.
+        return (*(getattr(buf, name) for name in _RESULT_NAMES), buf.action_masks, final, infos)
 
 
 class Ray(Vectorizer):
@@ -158,10 +159,12 @@ class Ray(Vectorizer):
         infos: Infos = []
         per = self.agents_per_worker
         for w in workers:
-            *arrays, final, worker_infos = self._get(w, self._refs.pop(w))
+            *arrays, action_masks, final, worker_infos = self._get(w, self._refs.pop(w))
             rows = self.buf.rows(w * per, (w + 1) * per)
             for name, array in zip(_RESULT_NAMES, arrays, strict=True):
                 getattr(rows, name)[...] = array
+            if action_masks is not None:
+                rows.action_masks[...] = action_masks
             if final is not None:
                 ended, observations = final
                 rows.final_observations[ended] = observations

@@ -181,7 +181,8 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
     Every env gets its own seeded action sequence. The vectorizer is driven through
     `async_reset`/`recv`/`send` until every env has taken `steps` steps (faster envs of an async
     pool may take more); each env's observations, rewards, terminals, truncations and masks
-    must equal those of a lone copy built with `buf=None` and reset with `seed + i`. When
+    must equal those of a lone copy built with `buf=None` and reset with `seed + i` (and its
+    legal-action masks, `vec.action_masks`, when the env has them). When
     `batch_size == num_envs` the infos must match too, step by step.
 
     Raises:
@@ -195,15 +196,21 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
         single.seed(seed + 1000 + i)
         tables.append(np.stack([single.sample() for _ in range(steps)]).astype(dtype))
 
+    masked = vec.action_masks is not None if hasattr(vec, "action_masks") else False
+    extra = ("action_masks",) if masked else ()
+
+    def lone_masks(env: Any) -> tuple:
+        return (env.action_masks,) if masked else ()
+
     expected, expected_infos, expected_reset = [], [], []
     for i in range(vec.num_envs):
         env = vec.env_creator(*vec.env_args, buf=None, **vec.env_kwargs)
         env.reset(seed + i)
-        expected_reset.append(_snapshot(env.observations, env.masks))
+        expected_reset.append(_snapshot(env.observations, env.masks, *lone_masks(env)))
         rows, infos = [], []
         for t in range(steps):
             out = env.step(tables[i][t])
-            rows.append(_snapshot(env.observations, *out[1:4], env.masks))
+            rows.append(_snapshot(env.observations, *out[1:4], env.masks, *lone_masks(env)))
             infos.append(out[4])
         env.close()
         expected.append(rows)
@@ -214,18 +221,25 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
     vec.async_reset(seed)
     while counts.min() < steps:
         obs, rewards, terminals, truncations, infos, agent_ids, masks = vec.recv()
+        action_masks = vec.action_masks
         envs = agent_ids[::per] // per
         for k, e in enumerate(envs):
             rows = slice(k * per, (k + 1) * per)
+            got_masks = (action_masks[rows],) if masked else ()
             if not started[e]:
-                got = _snapshot(obs[rows], masks[rows])
-                names, want, started[e] = ("observations", "masks"), expected_reset[e], True
+                got = _snapshot(obs[rows], masks[rows], *got_masks)
+                names, want, started[e] = ("observations", "masks", *extra), expected_reset[e], True
                 t = "reset"
             elif counts[e] < steps:
                 got = _snapshot(
-                    obs[rows], rewards[rows], terminals[rows], truncations[rows], masks[rows]
+                    obs[rows],
+                    rewards[rows],
+                    terminals[rows],
+                    truncations[rows],
+                    masks[rows],
+                    *got_masks,
                 )
-                names, want, t = _NAMES, expected[e][counts[e]], counts[e]
+                names, want, t = (*_NAMES, *extra), expected[e][counts[e]], counts[e]
                 counts[e] += 1
             else:
                 continue

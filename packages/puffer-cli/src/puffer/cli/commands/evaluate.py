@@ -19,6 +19,7 @@ from puffer.cli.commands._common import (
 from puffer.cli.rollout import find_checkpoint, load_policy, one_instance, play
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
+from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 from puffer.train.paths import RunPaths
 
 __all__ = ["evaluate", "register"]
@@ -49,16 +50,29 @@ def evaluate(
     render: bool = typer.Option(
         True, "--render/--no-render", help="Render frames (--no-render only prints scores)."
     ),
+    opponent: str | None = typer.Option(
+        None,
+        "--opponent",
+        help="Two-player turn-based games: play --games games against 'random' (legal "
+        "moves), 'one-ply' (win, else block) or another checkpoint (a path); prints "
+        "wins/draws/losses. The policy plays greedily and moves first in every other game.",
+    ),
+    games: int = typer.Option(100, "--games", min=1, help="Games to play with --opponent."),
 ) -> None:
     """Evaluate a trained policy on one instance of ENV.
 
     With a display it opens a pygame window; without one, or with --video, it writes the
-    frames to a file (default: eval.gif in the checkpoint's run directory) instead.
+    frames to a file (default: eval.gif in the checkpoint's run directory) instead. With
+    --opponent it plays a two-player turn-based game against that opponent instead.
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
         checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
-        instance = one_instance(env_creator(env), resolved.run.env)
+        creator = env_creator(env)
+        if opponent is not None:
+            _match(creator, env, resolved.run, checkpoint, opponent, games)
+            return
+        instance = one_instance(creator, resolved.run.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)
@@ -100,6 +114,31 @@ def evaluate(
         console.print(f"no episode finished (stopped or --max-steps {max_steps} reached)")
     if isinstance(sink, VideoWriter):
         console.print(f"video: {sink.path} ({len(sink.frames)} frames)")
+
+
+def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) -> None:
+    """Play `games` games of the checkpoint's policy against `opponent`; print the tally."""
+    instance = creator(**run.env)
+    torch.set_num_threads(1)
+    try:
+        learner = policy_player(load_policy(checkpoint, instance))
+        seed = run.train.seed
+        if opponent == "random":
+            other = random_player(seed)
+        elif opponent == "one-ply":
+            other = one_ply_player(seed)
+        else:
+            other_checkpoint = find_checkpoint(opponent, run.train.data_dir, env)
+            other = policy_player(load_policy(other_checkpoint, instance))
+        result = play_games(instance, learner, other, games)
+    finally:
+        instance.close()
+    rates = result.as_dict()
+    console.print(
+        f"{checkpoint} vs {opponent}: {result.games} games, {result.wins} wins, "
+        f"{result.draws} draws, {result.losses} losses (win rate {rates['win_rate']:.3f}, "
+        f"non-loss rate {rates['non_loss_rate']:.3f})"
+    )
 
 
 def _fmt(means: dict[str, float]) -> list[str]:

@@ -1,9 +1,17 @@
 """Action heads: map the network's hidden vector to a distribution over the env's actions.
 
-Every head has the same four calls: `forward(hidden) -> params`, `sample(params) -> (action,
-logprob, entropy)`, `evaluate(params, action) -> (logprob, entropy)`, and the attributes
-`action_shape` / `action_dtype` of the actions it produces (the trainer's rollout buffer stores
-them as they are). Sampling takes no host-device sync.
+Every head has the same four calls: `forward(hidden) -> params`, `sample(params, action_mask)
+-> (action, logprob, entropy)`, `evaluate(params, action, action_mask) -> (logprob, entropy)`,
+and the attributes `action_shape` / `action_dtype` of the actions it produces (the trainer's
+rollout buffer stores them as they are). Sampling takes no host-device sync.
+
+Legal-action masks (`action_mask`, (..., sum(nvec)) bool, True = legal, the buffer contract's
+`action_masks` row) apply to categorical heads: illegal logits are replaced by a large negative
+number before anything else, so they are never sampled and carry no probability in the
+log-probabilities or the entropy, in rollout and training alike. `None` (the default) is the
+unmasked path, with no extra work. A row with no legal choice in a branch samples uniformly
+from all of them: the trainer refuses such rows where they must act (`puffer.train.rollout`),
+and rows that do not act are masked out of the loss.
 """
 
 from __future__ import annotations
@@ -32,10 +40,14 @@ class ActionHead(nn.Module):
     action_dtype: torch.dtype
     num_params: int
 
-    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def sample(
+        self, params: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
         raise NotImplementedError
 
-    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+    def evaluate(
+        self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
         raise NotImplementedError
 
 
@@ -67,7 +79,10 @@ class CategoricalHead(ActionHead):
     def forward(self, hidden: Tensor) -> Tensor:
         return self.linear(hidden)
 
-    def _grid(self, params: Tensor) -> Tensor:
+    def _grid(self, params: Tensor, action_mask: Tensor | None = None) -> Tensor:
+        """(..., branches, width) logits, padding and illegal choices at `_PAD_LOGIT`."""
+        if action_mask is not None:
+            params = params.masked_fill(~action_mask, _PAD_LOGIT)
         if len(self.nvec) == 1:
             return params.unsqueeze(-2)
         if all(n == self._width for n in self.nvec):
@@ -82,16 +97,29 @@ class CategoricalHead(ActionHead):
         entropy = -(logp_all.exp() * logp_all).sum(-1).sum(-1)
         return logprob, entropy
 
-    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        logits = self._grid(params)
+    def sample(
+        self, params: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        logits = self._grid(params, action_mask)
         flat = logits.reshape(-1, self._width)
         action = torch.multinomial(torch.softmax(flat, dim=-1), 1).view(logits.shape[:-1])
         logprob, entropy = self._stats(logits, action)
         return (action.squeeze(-1) if self.scalar else action), logprob, entropy
 
-    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+    def evaluate(
+        self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
         action = action.long()
-        return self._stats(self._grid(params), action.unsqueeze(-1) if self.scalar else action)
+        logits = self._grid(params, action_mask)
+        return self._stats(logits, action.unsqueeze(-1) if self.scalar else action)
+
+
+def _no_mask(head: ActionHead, action_mask: Tensor | None) -> None:
+    if action_mask is not None:
+        raise APIUsageError(
+            f"{type(head).__name__} got a legal-action mask; masks apply to Discrete and "
+            "MultiDiscrete actions only (the env's action space is continuous or mixed)"
+        )
 
 
 class GaussianHead(ActionHead):
@@ -115,11 +143,17 @@ class GaussianHead(ActionHead):
         entropy = (0.5 + 0.5 * math.log(2 * math.pi) + log_std).sum(-1)
         return logprob, entropy
 
-    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def sample(
+        self, params: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        _no_mask(self, action_mask)
         action = params + self.log_std.exp() * torch.randn_like(params)
         return (action, *self._stats(params, action))
 
-    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+    def evaluate(
+        self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        _no_mask(self, action_mask)
         return self._stats(params, action)
 
 
@@ -154,7 +188,10 @@ class MixedHead(ActionHead):
     def forward(self, hidden: Tensor) -> Tensor:
         return torch.cat([head(hidden) for head in self.parts], dim=-1)
 
-    def sample(self, params: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def sample(
+        self, params: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        _no_mask(self, action_mask)
         actions, logprob, entropy = [], 0.0, 0.0
         for head, p in zip(self.parts, params.split(self._params, -1), strict=True):
             a, lp, ent = head.sample(p)
@@ -162,7 +199,10 @@ class MixedHead(ActionHead):
             logprob, entropy = logprob + lp, entropy + ent
         return torch.cat(actions, dim=-1), logprob, entropy
 
-    def evaluate(self, params: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+    def evaluate(
+        self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        _no_mask(self, action_mask)
         logprob, entropy = 0.0, 0.0
         chunks = zip(
             self.parts, params.split(self._params, -1), action.split(self._columns, -1), strict=True

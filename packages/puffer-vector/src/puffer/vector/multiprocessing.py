@@ -52,6 +52,7 @@ class _Resources:
     processes: list[Any] = field(default_factory=list)
     pipes: list[Any] = field(default_factory=list)
     wakes: list[Any] = field(default_factory=list)
+    done: Any = None
     flags: memoryview | None = None
 
 
@@ -79,6 +80,9 @@ def _release(res: _Resources) -> None:
     res.processes.clear()
     res.pipes.clear()
     res.handles.clear()
+    # Dropping the semaphores unlinks them (spawn/forkserver register named ones).
+    res.wakes.clear()
+    res.done = None
 
 
 def _drain(pipe: Any) -> None:
@@ -154,7 +158,7 @@ class Multiprocessing(Vectorizer):
             self._flags = res.flags = attach_flags(flags_handle)
             # Wake-ups (see `wait_for`): one semaphore per worker for the parent's commands,
             # one for all the workers' results, which the parent blocks on.
-            self._done = context.Semaphore(0)
+            res.done = context.Semaphore(0)
             self._spin = spin_seconds(self.num_workers + 1)
             for w in range(self.num_workers):
                 parent_end, child_end = context.Pipe()
@@ -175,7 +179,7 @@ class Multiprocessing(Vectorizer):
                         flags_handle,
                         child_end,
                         res.wakes[w],
-                        self._done,
+                        res.done,
                         self._spin,
                         os.getpid(),
                     ),
@@ -224,7 +228,7 @@ class Multiprocessing(Vectorizer):
         flags, done = self._flags, int(Flag.DONE)
         workers = wait_for(
             lambda: self._take_ready(lambda w: flags[w] >= done),
-            self._done,
+            self._res.done,
             self._check_alive,
             self._spin,
         )
@@ -238,7 +242,7 @@ class Multiprocessing(Vectorizer):
     def _wait_unit(self, unit: tuple[int, ...], least: Flag) -> None:
         flags = self._flags
         for w in unit:
-            wait_for(lambda w=w: flags[w] >= least, self._done, self._check_alive, self._spin)
+            wait_for(lambda w=w: flags[w] >= least, self._res.done, self._check_alive, self._spin)
             if flags[w] == Flag.ERROR:
                 self._raise_failure(w)
 

@@ -219,6 +219,9 @@ class TrainConfig(_Checked):
         50, "epochs between checkpoints; 0: only the one always written at the end", _at_least(0)
     )
     resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
+    tensorboard: bool = _f(
+        False, "also log metrics to <run dir>/tensorboard/ (the tensorboard extra)"
+    )
 
     def _check_together(self) -> None:
         if self.resume and not self.run_id:

@@ -27,9 +27,18 @@ XDOTOOL = shutil.which("xdotool")
 PADDLE_ROWS = slice(310, 318)
 
 
+# Board games whose moves outnumber a keyboard's keys: one key per action cannot play them, so
+# they declare no map (a pointer-driven board is not built yet).
+TOO_MANY_ACTIONS_FOR_KEYS = {"go", "checkers"}
+
+
 @pytest.mark.parametrize("name", _ocean.ENVS)
 def test_every_ocean_env_has_a_key_map(name: str) -> None:
     space = puffer.ocean.ENVS[name].single_action_space
+    if name in TOO_MANY_ACTIONS_FOR_KEYS:
+        assert isinstance(space, spaces.Discrete) and space.n > 36
+        assert not _ocean.SPECS[name]["keys"]
+        return
     keys = KeyMap(name, _ocean.SPECS[name]["keys"], space)
     pressed = [k for k, _, _ in keys.entries if k != IDLE]
     assert pressed, f"{name} maps no key"

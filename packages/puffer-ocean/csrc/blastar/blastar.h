@@ -263,6 +263,9 @@ static void c_close(Blastar *env) {
 }
 
 static const int ACTION_SIZES[] = {6};
+static const PufferKey KEYS[] = {{"idle", 0, BL_NOOP}, {"left", 0, BL_LEFT}, {"right", 0, BL_RIGHT},
+                                 {"up", 0, BL_UP},     {"down", 0, BL_DOWN}, {"space", 0, BL_FIRE},
+                                 {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Blastar: shoot the enemy ship from below while dodging its bombs and avoiding "
            "ramming it; 10 lives, the game ends with none left or after 50 kills. Shaped "

@@ -222,6 +222,11 @@ static void c_close(Drone *env) {
 static const float DRONE_LOWS[DRONE_OBS] = {-2, -2, -2, -1, -1, -1, -1, -1,
                                             -1, -1, -1, -1, -1, -1, -1, -1};
 static const float DRONE_HIGHS[DRONE_OBS] = {2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+/* Each rotor's command: q/a rotor 0 full up/down, w/s rotor 1, e/d rotor 2, r/f rotor 3. */
+static const PufferKey KEYS[] = {{"idle", 0, 0}, {"idle", 1, 0}, {"idle", 2, 0}, {"idle", 3, 0},
+                                 {"q", 0, 1},    {"a", 0, -1},   {"w", 1, 1},    {"s", 1, -1},
+                                 {"e", 2, 1},    {"d", 2, -1},   {"r", 3, 1},    {"f", 3, -1},
+                                 {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Fly a quadrotor (4 rotor commands in [-1, 1]) through random targets in a 20 m cube: "
            "+1 per target reached within 1.5 m, -1 and a terminal on leaving the cube; the "

@@ -307,6 +307,8 @@ static void c_close(Freeway *env) {
 }
 
 static const int ACTION_SIZES[] = {3};
+static const PufferKey KEYS[] = {
+    {"idle", 0, FW_NOOP}, {"up", 0, FW_UP}, {"down", 0, FW_DOWN}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Atari-style Freeway: cross ten lanes of traffic as often as possible in 2,040 steps "
            "(frameskip 4). +1 per crossing; dense rewards add +0.1 per new lane and -0.01 per "

@@ -233,6 +233,11 @@ static void c_close(TrashPickup *env) {
 }
 
 static const int ACTION_SIZES[] = {4};
+static const PufferKey KEYS[] = {{"up", 0, TP_UP},
+                                 {"down", 0, TP_DOWN},
+                                 {"left", 0, TP_LEFT},
+                                 {"right", 0, TP_RIGHT},
+                                 {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Agents on a grid carry trash to bins: +0.5 for picking up a piece, +0.5 for "
            "dropping it in a bin; an empty-handed agent pushes bins. The episode ends "

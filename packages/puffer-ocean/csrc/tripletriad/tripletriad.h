@@ -246,6 +246,11 @@ static const float TT_HIGHS[TT_OBS] = {
     TT_R10(7), TT_R5(7), 7,        TT_R10(7), TT_R10(7), TT_R10(7), TT_R10(7), TT_R10(9)};
 
 static const int ACTION_SIZES[] = {14};
+/* 1-5 pick a card; the 3x3 block q w e / a s d / z x c places it on the matching cell. */
+static const PufferKey KEYS[] = {{"1", 0, 0},  {"2", 0, 1},  {"3", 0, 2},  {"4", 0, 3},
+                                 {"5", 0, 4},  {"q", 0, 5},  {"w", 0, 6},  {"e", 0, 7},
+                                 {"a", 0, 8},  {"s", 0, 9},  {"d", 0, 10}, {"z", 0, 11},
+                                 {"x", 0, 12}, {"c", 0, 13}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Triple Triad on a 3x3 board against a random opponent: select a card (0-4, -0.1 "
            "each), place it (5-13); a card flips adjacent enemy cards with lower facing edges. "

@@ -13,8 +13,12 @@ runs of `--seconds` seconds, measured in the same process one after another:
 - MinAtar Breakout, MiniGrid DoorKey-5x5, Crafter: ours (one process looping over the games;
   then Multiprocessing with 2 workers) vs Gymnasium's `SyncVectorEnv` and `AsyncVectorEnv`
   (2 workers... one process per env, as Gymnasium does) over the library's own Gymnasium env.
-- Butterfly knights-archers-zombies: ours (PettingZooPufferEnv) vs the raw PettingZoo parallel
-  env stepped with action dicts (the emulation's overhead; PettingZoo has no vectorizer).
+- NetHack (score task, glyphs + blstats + message) and ViZDoom Basic (frame skip 4): the same
+  four rows as MinAtar, the peers over nle's and ViZDoom's own Gymnasium envs (ours also
+  packs NetHack's three arrays into one row and subsamples ViZDoom's screen).
+- Butterfly knights-archers-zombies and MAgent2 battle (162 soldiers): ours
+  (PettingZooPufferEnv) vs the raw PettingZoo parallel env stepped with action dicts (the
+  emulation's overhead; PettingZoo has no vectorizer).
 
 Recommended: an idle machine, `--seconds 5 --repeats 5`. Run:
 
@@ -157,24 +161,54 @@ def _minigrid_gym() -> gymnasium.Env:
     return ImgObsWrapper(gymnasium.make("MiniGrid-DoorKey-5x5-v0"))
 
 
-def kaz_raw():
-    def build():
-        import pettingzoo
+def _nethack_gym() -> gymnasium.Env:
+    from nle.env.tasks import NetHackScore
 
-        env = pettingzoo.make("parallel", "butterfly/knights_archers_zombies-v11")
+    from puffer.envs.nethack import OBS_KEYS
+
+    return NetHackScore(observation_keys=OBS_KEYS)  # the same three observation keys as ours
+
+
+def _vizdoom_gym() -> gymnasium.Env:
+    import tempfile
+
+    from vizdoom import gymnasium_wrapper  # noqa: F401  (registers the Vizdoom ids)
+
+    ini = f"{tempfile.mkdtemp(prefix='bench-vizdoom-')}/vizdoom.ini"
+    return gymnasium.make("VizdoomBasic-v1", frame_skip=4, doom_config_path=ini)
+
+
+def pettingzoo_raw(make_env: Callable[[], object]):
+    """A PettingZoo parallel env stepped with action dicts (no vectorizer exists for them)."""
+
+    def build():
+        env = make_env()
         env.reset(seed=0)
         rng = np.random.default_rng(0)
 
         def step() -> int:
             if not env.agents:
                 env.reset()
-            actions = rng.integers(0, 6, len(env.agents))
+            n = env.action_space(env.possible_agents[0]).n
+            actions = rng.integers(0, n, len(env.agents))
             env.step({agent: int(a) for agent, a in zip(env.agents, actions, strict=True)})
             return len(env.possible_agents)
 
         return step, env.close
 
     return build
+
+
+def _kaz() -> object:
+    import pettingzoo
+
+    return pettingzoo.make("parallel", "butterfly/knights_archers_zombies-v11")
+
+
+def _battle() -> object:
+    from magent2.environments import battle_v4
+
+    return battle_v4.parallel_env()
 
 
 def rows(num_envs: int) -> dict[str, list[tuple[str, Callable]]]:
@@ -210,7 +244,25 @@ def rows(num_envs: int) -> dict[str, list[tuple[str, Callable]]]:
         ],
         "butterfly-kaz": [
             ("ours: PettingZooPufferEnv", puffer_native("butterfly-kaz")),
-            ("peer: raw PettingZoo parallel env", kaz_raw()),
+            ("peer: raw PettingZoo parallel env", pettingzoo_raw(_kaz)),
+        ],
+        "nethack-score": [
+            ("ours: one process", puffer_native("nethack-score", num_envs=num_envs)),
+            ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
+                "nethack-score", 2, num_envs=half)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_nethack_gym, num_envs, False)),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_nethack_gym, num_envs, True)),
+        ],
+        "vizdoom-basic": [
+            ("ours: one process", puffer_native("vizdoom-basic", num_envs=num_envs)),
+            ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
+                "vizdoom-basic", 2, num_envs=half)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_vizdoom_gym, num_envs, False)),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_vizdoom_gym, num_envs, True)),
+        ],
+        "magent-battle": [
+            ("ours: PettingZooPufferEnv", puffer_native("magent-battle")),
+            ("peer: raw PettingZoo parallel env", pettingzoo_raw(_battle)),
         ],
     }  # fmt: skip
     return families

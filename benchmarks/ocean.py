@@ -26,16 +26,29 @@ cartpole rows. Recommended: an idle machine, `--repeats 5 --seconds 0.5`. Run:
 
     uv run python benchmarks/ocean.py
     uv run python benchmarks/ocean.py --envs breakout --sizes 1024
+
+With `--pufferlib DIR` (a PufferLib 3.0 install: DIR/venv/bin/python or DIR/bin/python) it
+instead compares each env that shares a name with a PufferLib 3.0 Ocean env, like for like:
+1,024 agents, one thread, their defaults on both sides, the same loop through each side's
+public `step` (16 pre-sampled random action arrays, cycled); theirs runs in a child process with
+their Python (benchmarks/pufferlib_sps.py), alternating with ours. It prints both rates and
+ours / theirs:
+
+    uv run python benchmarks/ocean.py --pufferlib /work/pl3 --repeats 3 --seconds 2
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -45,6 +58,10 @@ import puffer.ocean
 
 ENVS = list(puffer.ocean.ENVS)  # every C env the binding was built with
 POOL = 16  # pre-generated action arrays, cycled
+AGENTS = 1024  # the comparison with PufferLib 3.0
+# Env instances per side for 1,024 agents, where an instance holds several (default configs).
+INSTANCES = {"snake": (4, 4), "target": (128, 128)}  # (ours, theirs)
+SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
 
 
 def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -134,6 +151,62 @@ def gymnasium_rate(num_envs: int, args: argparse.Namespace) -> float:
     return rate
 
 
+def public_rate(name: str, args: argparse.Namespace) -> tuple[float, int]:
+    """Our env's public `step` loop at 1,024 agents, one thread: (median agent steps/s, agents)."""
+    env = puffer.core.make(name, num_envs=INSTANCES.get(name, (AGENTS,))[0], num_threads=1)
+    env.reset(seed=0)
+    pool = action_pool(env.single_action_space, env.actions.shape, seed=1)
+    step = env.step
+
+    def loop(n: int) -> None:
+        for i in range(n):
+            step(pool[i % POOL])
+
+    rate = statistics.median(
+        timed(loop, env.num_agents, args.seconds)[0] for _ in range(args.repeats)
+    )
+    agents = env.num_agents
+    env.close()
+    return rate, agents
+
+
+def pufferlib_rate(name: str, python: Path, args: argparse.Namespace) -> tuple[float, int]:
+    """Their env through benchmarks/pufferlib_sps.py, in a scratch directory."""
+    script = Path(__file__).resolve().parent / "pufferlib_sps.py"
+    num_envs = INSTANCES.get(name, (AGENTS, AGENTS))[1]
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            [str(python), str(script), name, "--num-envs", str(num_envs),
+             "--seconds", str(args.seconds), "--repeats", str(args.repeats)],
+            cwd=scratch, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"PufferLib's {name} failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["sps"], result["num_agents"]
+
+
+def compare_pufferlib(directory: str, args: argparse.Namespace) -> None:
+    root = Path(directory)
+    python = next((p for p in (root / "venv/bin/python", root / "bin/python") if p.exists()), None)
+    if python is None:
+        raise SystemExit(f"--pufferlib {directory}: no venv/bin/python or bin/python there")
+    names = [name for name in args.envs if name in SHARED]
+    print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={python}")
+    print(f"agent steps/s through each side's public step, {AGENTS} agents, 1 thread, median of")
+    print(f"{args.repeats} runs of {args.seconds}s; M = 1e6")
+    print(f"{'env':<12}{'agents':>8}{'ours':>10}{'PufferLib':>11}{'ratio':>8}{'load':>7}")
+    for name in names:
+        ours, agents = public_rate(name, args)
+        theirs, their_agents = pufferlib_rate(name, python, args)
+        assert agents == their_agents == AGENTS, (name, agents, their_agents)
+        print(
+            f"{name:<12}{agents:>8}{ours / 1e6:>9.2f}M{theirs / 1e6:>10.2f}M"
+            f"{ours / theirs:>7.2f}x{os.getloadavg()[0]:>7.2f}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", nargs="+", default=ENVS, choices=ENVS)
@@ -141,7 +214,13 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", type=int, default=sorted({1, os.cpu_count() or 1}))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=0.3)
+    parser.add_argument(
+        "--pufferlib", metavar="DIR", help="compare with PufferLib 3.0 installed in DIR"
+    )
     args = parser.parse_args()
+    if args.pufferlib:
+        compare_pufferlib(args.pufferlib, args)
+        return
 
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={platform.python_version()}"

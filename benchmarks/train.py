@@ -1,34 +1,45 @@
-"""Training throughput of PuffeRL beside a CleanRL-style PPO loop, measured in the same run.
+"""Training throughput of PuffeRL beside its peers, measured in the same run.
 
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
-collected per wall-clock second while training. Each case runs PuffeRL for `--epochs` epochs
-after one warm-up epoch, then a CleanRL-style loop (the `cleanrl/ppo.py` structure: a Python
-step loop filling preallocated tensors, a Python GAE loop, shuffled minibatches, Adam) over the
-same env, the same policy network and the same batch; both are repeated `--repeats` times and
-the medians are printed with their ratio. The CleanRL-style loop runs its own default of
-4 update epochs and, for a like-for-like comparison, also 1 (PuffeRL's default here).
+collected per wall-clock second while training. Every trainer runs `--epochs` epochs after one
+warm-up epoch, `--repeats` times; the medians are printed with their ratios. Rows:
 
-Cases: Ocean breakout (1024 envs, horizon 64, minibatch 8192) with the default MLP and with
-MinGRU, and gym-CartPole-v1 (64 emulated envs, serial vectorizer, horizon 64).
+- `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
+  3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
+  config (`--pufferlib VENV_DIR`, run in a subprocess on the same device and thread count).
+- `lstm`: our recurrent default (`--policy.recurrent lstm`, every other setting default) vs
+  the same PufferLib run (its default for breakout).
+- `mingru`: MinGRU vs LSTM at the same hidden size (128) and minibatch (our default).
+- `mlp`, `cartpole`: our MLP default vs a CleanRL-style loop (the `cleanrl/ppo.py` structure: a
+  Python step loop filling preallocated tensors, a Python GAE loop, shuffled minibatches, Adam)
+  on the same env, network and batch, at its own 4 update epochs and at 1 (ours).
+
+The breakouts differ: ours is `puffer.ocean`'s, PufferLib's is its own; both have 1,024 agents
+and the same observation and action sizes, and the env is a small share of the loop's time
+(see the time split printed with `--split`).
 
 `--action-masks` instead times PuffeRL with and without all-legal action masks on the native
-cases (the masks are attached to the env, so the trainer's mask path runs: masks copied per
-step, stored, applied in sampling and in the loss) and prints the ratio: the cost of the mask
-path. Envs without masks never enter it.
+cases of the rows (the masks are attached to the env, so the trainer's mask path runs: masks
+copied per step, stored, applied in sampling and in the loss) and prints the ratio: the cost of
+the mask path. Envs without masks never enter it.
 
-Recommended: an otherwise idle machine; `--threads` 2 on a 2-core CPU.
+Recommended: an otherwise idle machine; 1 torch thread on a 2-core CPU (the env needs a core).
 
-    uv run python benchmarks/train.py --repeats 3
+    uv run python benchmarks/train.py --pufferlib /work/pl3 --repeats 3
+    uv run python benchmarks/train.py --device cuda --rows lstm-pl lstm mingru mlp
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -37,27 +48,56 @@ from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.run import make_vecenv
 
+BREAKOUT = ("breakout", {"num_envs": 1024}, "native", 1)
+# Our trainers: (env, env kwargs, vec backend, vec envs, policy, minibatch; None = default).
 CASES = {
-    "breakout-mlp": ("breakout", {"num_envs": 1024}, "native", 1, PolicyConfig()),
-    "breakout-mingru": (
-        "breakout",
-        {"num_envs": 1024},
-        "native",
-        1,
-        PolicyConfig(recurrent="mingru"),
-    ),
-    "gym-CartPole-v1": ("gym-CartPole-v1", {}, "serial", 64, PolicyConfig()),
+    "breakout-lstm-32k": (*BREAKOUT, PolicyConfig(recurrent="lstm"), 32768),
+    "breakout-lstm": (*BREAKOUT, PolicyConfig(recurrent="lstm"), None),
+    "breakout-mingru": (*BREAKOUT, PolicyConfig(recurrent="mingru"), None),
+    "breakout-mlp": (*BREAKOUT, PolicyConfig(), None),
+    "gym-CartPole-v1": ("gym-CartPole-v1", {}, "serial", 64, PolicyConfig(), None),
+}
+# Rows: (ours, peer): a case above, "pufferlib" or "cleanrl".
+ROWS = {
+    "lstm-pl": ("breakout-lstm-32k", "pufferlib"),
+    "lstm": ("breakout-lstm", "pufferlib"),
+    "mingru": ("breakout-mingru", "breakout-lstm"),
+    "mlp": ("breakout-mlp", "cleanrl"),
+    "cartpole": ("gym-CartPole-v1", "cleanrl"),
 }
 
+# Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
+# trainer class with its shipped breakout config on our device and thread count, timed like ours.
+PUFFERLIB_SCRIPT = """
+import json, sys, time, torch
+epochs, threads, device = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+torch.set_num_threads(threads)
+sys.argv = ["puffer", "--train.device", device, "--vec.backend", "Serial", "--vec.num-envs", "1",
+            "--train.total-timesteps", str(10**9)]
+from pufferlib import pufferl
+args = pufferl.load_config("puffer_breakout")
+vecenv = pufferl.load_env("puffer_breakout", args)
+policy = pufferl.load_policy(args, vecenv)
+trainer = pufferl.PuffeRL(dict(**args["train"], env="puffer_breakout"), vecenv, policy)
+trainer.evaluate(); trainer.train()
+start, cpu, steps = time.perf_counter(), time.process_time(), trainer.global_step
+for _ in range(epochs):
+    trainer.evaluate(); trainer.train()
+steps = trainer.global_step - steps
+sps, cpu_sps = steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
+print("PUFFERLIB " + json.dumps({"sps": sps, "cpu_sps": cpu_sps}))
+trainer.utilization.stop()
+"""
 
-def _config(case: str, threads: int) -> Config:
-    _, env_kwargs, backend, num_envs, policy = CASES[case]
+
+def _config(case: str, threads: int, device: str) -> Config:
+    _, env_kwargs, backend, num_envs, policy, minibatch = CASES[case]
     return Config(
         train=TrainConfig(
             horizon=64,
-            minibatch_size=8192,
+            minibatch_size=minibatch or TrainConfig().minibatch_size,
             total_timesteps=10**9,
-            device="cpu",
+            device=device,
             torch_threads=threads,
             data_dir=tempfile.mkdtemp(),
         ),
@@ -67,10 +107,13 @@ def _config(case: str, threads: int) -> Config:
     )
 
 
-def puffer_sps(case: str, epochs: int, threads: int, masked: bool = False) -> float:
-    """PuffeRL steps/s over `epochs` epochs after one warm-up epoch (`masked`: all-legal
-    action masks attached to the (native) env, so the mask path runs)."""
-    config = _config(case, threads)
+def puffer_sps(
+    case: str, epochs: int, threads: int, device: str, masked: bool = False
+) -> tuple[float, float, dict]:
+    """PuffeRL over `epochs` epochs after one warm-up epoch: steps per second, steps per CPU
+    second of this process, and the time split of those epochs (`masked`: all-legal action
+    masks attached to the (native) env, so the mask path runs)."""
+    config = _config(case, threads, device)
     env = make_vecenv(CASES[case][0], config)
     if masked:
         env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
@@ -78,21 +121,54 @@ def puffer_sps(case: str, epochs: int, threads: int, masked: bool = False) -> fl
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
     trainer.evaluate()
     trainer.train()
-    start, steps = time.perf_counter(), trainer.global_step
+    trainer.mean_and_log()
+    start, cpu, steps = time.perf_counter(), time.process_time(), trainer.global_step
     for _ in range(epochs):
         trainer.evaluate()
         trainer.train()
-    sps = (trainer.global_step - steps) / (time.perf_counter() - start)
+    steps = trainer.global_step - steps
+    sps, cpu_sps = steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
+    split = {k[5:]: v for k, v in trainer.mean_and_log().items() if k.startswith("time/")}
     trainer.close()
     env.close()
-    return sps
+    return sps, cpu_sps, split
 
 
-def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> float:
+def pufferlib_python(folder: str) -> Path:
+    """The interpreter of a PufferLib venv given as the venv or the folder holding `venv/`."""
+    for python in (Path(folder) / "bin/python", Path(folder) / "venv/bin/python"):
+        if python.is_file():
+            return python
+    raise SystemExit(
+        f"--pufferlib {folder}: no bin/python or venv/bin/python there; pass the PufferLib "
+        "venv built by shared/anchors/pl3/setup.sh (or the folder holding it)"
+    )
+
+
+def pufferlib_sps(python: Path, epochs: int, threads: int, device: str) -> tuple[float, float]:
+    """PufferLib 3.0's trainer on its breakout (subprocess, scratch cwd): steps per second and
+    per CPU second of that process."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run(
+            [str(python), "-c", PUFFERLIB_SCRIPT, str(epochs), str(threads), device],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("PUFFERLIB ")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"PufferLib's trainer failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    result = json.loads(lines[-1].removeprefix("PUFFERLIB "))
+    return result["sps"], result["cpu_sps"]
+
+
+def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> tuple[float, float]:
     """A CleanRL-style PPO loop on the same env, net and batch: `cleanrl/ppo.py`'s structure,
     and `cleanrl/ppo_atari_lstm.py`'s (minibatches of whole envs, a Python time loop over the
     recurrent core) for recurrent policies."""
-    config = _config(case, threads)
+    config = _config(case, threads, "cpu")
     torch.set_num_threads(threads)
     env = make_vecenv(CASES[case][0], config)
     torch.manual_seed(0)
@@ -183,48 +259,86 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> flo
                 optimizer.step()
 
     iteration()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(epochs):
         iteration()
-    sps = epochs * steps * n / (time.perf_counter() - start)
+    total = epochs * steps * n
+    sps, cpu_sps = total / (time.perf_counter() - start), total / (time.process_time() - cpu)
     env.close()
-    return sps
+    return sps, cpu_sps
+
+
+def time_the_mask_path(args: argparse.Namespace) -> None:
+    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, interleaved."""
+    cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
+    for case in (c for c in cases if CASES[c][2] == "native"):
+        plain, masked = [], []
+        for _ in range(args.repeats):  # interleaved, so load drifts hit both alike
+            plain.append(puffer_sps(case, args.epochs, args.threads, args.device)[0])
+            masked.append(puffer_sps(case, args.epochs, args.threads, args.device, True)[0])
+        p, m = statistics.median(plain), statistics.median(masked)
+        print(f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs per repeat")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (both loops)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (every trainer)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (the CleanRL loop: cpu)")
+    parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (pufferlib rows)")
+    parser.add_argument("--split", action="store_true", help="print our time split per case")
     parser.add_argument("--action-masks", action="store_true", help="time the mask path")
     args = parser.parse_args()
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
-        f"python={platform.python_version()} threads={args.threads} "
+        f"python={platform.python_version()} threads={args.threads} device={args.device} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
     if args.action_masks:
-        for case in (c for c in args.cases if CASES[c][2] == "native"):
-            plain, masked = [], []
-            for _ in range(args.repeats):  # interleaved, so load drifts hit both alike
-                plain.append(puffer_sps(case, args.epochs, args.threads))
-                masked.append(puffer_sps(case, args.epochs, args.threads, masked=True))
-            p, m = statistics.median(plain), statistics.median(masked)
-            print(
-                f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x"
-            )
+        time_the_mask_path(args)
         return
-    for case in args.cases:
-        ours = [puffer_sps(case, args.epochs, args.threads) for _ in range(args.repeats)]
-        peer4 = [cleanrl_sps(case, args.epochs, args.threads, 4) for _ in range(args.repeats)]
-        peer1 = [cleanrl_sps(case, args.epochs, args.threads, 1) for _ in range(args.repeats)]
-        o, p4, p1 = (statistics.median(x) for x in (ours, peer4, peer1))
-        print(
-            f"{case:18s} puffer {o:10,.0f} steps/s | cleanrl-style (4 update epochs) "
-            f"{p4:10,.0f} steps/s, ratio {o / p4:.2f}x | cleanrl-style (1 update epoch) "
-            f"{p1:10,.0f} steps/s, ratio {o / p1:.2f}x"
-        )
+    python = pufferlib_python(args.pufferlib) if args.pufferlib else None
+    runners = {}
+    for row in args.rows:
+        ours, peer = ROWS[row]
+        for name in (ours, peer):
+            if name in CASES:
+                runners[name] = lambda n=name: puffer_sps(n, args.epochs, args.threads, args.device)
+        if peer == "pufferlib" and python is not None:
+            runners[peer] = lambda: pufferlib_sps(python, args.epochs, args.threads, args.device)
+        if peer == "cleanrl" and args.device == "cpu":
+            for u in (4, 1):
+                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_sps(
+                    c, args.epochs, args.threads, u
+                )
+    results: dict[str, list] = {name: [] for name in runners}
+    # Repeats interleave the trainers, so a change of load hits them alike.
+    for _ in range(args.repeats):
+        for name, run in runners.items():
+            results[name].append(run())
+    sps = {name: statistics.median(r[0] for r in runs) for name, runs in results.items()}
+    cpu = {name: statistics.median(r[1] for r in runs) for name, runs in results.items()}
+    print(f"load after={os.getloadavg()[0]:.1f}; steps/s (steps per CPU second)")
+    for row in args.rows:
+        ours, peer = ROWS[row]
+        line = f"{row:8s} {ours:17s} {sps[ours]:8,.0f} ({cpu[ours]:7,.0f})"
+        peers = [peer] if peer != "cleanrl" else [f"{ours}/cleanrl4", f"{ours}/cleanrl1"]
+        for name in peers:
+            if name in sps:
+                line += (
+                    f" | {name} {sps[name]:8,.0f} ({cpu[name]:7,.0f}) ratio "
+                    f"{sps[ours] / sps[name]:.2f}x ({cpu[ours] / cpu[name]:.2f}x)"
+                )
+            else:
+                line += f" | {name}: not run (--pufferlib DIR / --device cpu)"
+        print(line)
+    if args.split:
+        for name, runs in results.items():
+            if name in CASES:
+                split = runs[-1][2]
+                print(f"split {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in split.items()))
 
 
 if __name__ == "__main__":

@@ -72,6 +72,12 @@ const char *puffer_cuda_error_string(int error);
 /* CPU: the last argument is the OpenMP thread count. */
 PUFFER_SEQUENCE_DECLS(float, cpu_f32, int num_threads)
 PUFFER_SEQUENCE_DECLS(double, cpu_f64, int num_threads)
+/* One LSTM step for inference (CPU only; CUDA has torch's fused cell): pre (B, 4H) = x W_ih^T +
+ * h W_hh^T + b_ih + b_hh, c_in (B, H) -> h_out, c_out (B, H). */
+int puffer_lstm_cell_cpu_f32(const float *pre, const float *c_in, float *h_out, float *c_out,
+                             int64_t batch, int64_t hidden, int num_threads);
+int puffer_lstm_cell_cpu_f64(const double *pre, const double *c_in, double *h_out, double *c_out,
+                             int64_t batch, int64_t hidden, int num_threads);
 /* CUDA: device pointers, enqueued on `stream`. The LSTM keeps 6H values of a row in shared
  * memory (H <= 1024 in float32, 512 in float64; larger H returns cudaErrorInvalidValue). */
 PUFFER_SEQUENCE_DECLS(float, cuda_f32, void *stream)

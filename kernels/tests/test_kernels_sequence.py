@@ -9,6 +9,7 @@ from puffer.kernels import (
     _lib,
     linear_scan,
     linear_scan_reference,
+    lstm_cell_inference,
     lstm_sequence,
     lstm_sequence_reference,
 )
@@ -161,3 +162,33 @@ def test_bad_inputs_raise_naming_the_tensor() -> None:
         ValueError, match=r"linear_scan: a has shape \(3, 4\), expected \(B, T, W\)"
     ):
         linear_scan(a[0], a[0], a[:, 0])
+
+
+def test_a_reset_at_t0_changes_nothing() -> None:
+    # starts[:, 0] is ignored: the stored segment-start state is already cut.
+    leaves, starts = _lstm_inputs(5, 12, 4, 16, torch.float32, seed=11)
+    starts[:, 0] = False
+    y, grads = _values_and_grads(lstm_sequence, leaves, starts, 12)
+    starts[:, 0] = True
+    y_reset, grads_reset = _values_and_grads(lstm_sequence, leaves, starts, 12)
+    assert torch.equal(y, y_reset)
+    for got, want in zip(grads, grads_reset, strict=True):
+        assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lstm_cell_inference_matches_torch(dtype: torch.dtype) -> None:
+    # hidden 20: vectors plus a scalar tail; the state rows differ so a row mix-up shows.
+    g = torch.Generator().manual_seed(13)
+    cell = torch.nn.LSTMCell(7, 20).to(dtype)
+    x = torch.randn(9, 7, generator=g, dtype=dtype)
+    h, c = torch.randn(2, 9, 20, generator=g, dtype=dtype)
+    with torch.no_grad():
+        got = lstm_cell_inference(x, h, c, *cell.parameters())
+        want = cell(x, (h, c))
+    for a, b in zip(got, want, strict=True):
+        assert_relative_close(a, b, tolerance=1e-12 if dtype == torch.float64 else 1e-5)
+    # With gradients wanted it is torch.lstm_cell itself, differentiable.
+    h_grad, _ = lstm_cell_inference(x, h, c, *cell.parameters())
+    assert h_grad.requires_grad
+    assert_relative_close(h_grad.detach(), want[0])

@@ -28,7 +28,17 @@ def test_version_and_help() -> None:
     assert result.exit_code == 0 and result.output.strip() == f"puffer {__version__}"
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("train", "eval", "sweep", "list", "bench", "build", "config"):
+    for command in (
+        "train",
+        "eval",
+        "sweep",
+        "list",
+        "bench",
+        "build",
+        "config",
+        "dashboard",
+        "play",
+    ):
         assert command in result.output
 
 

@@ -7,7 +7,12 @@ import importlib
 
 import pytest
 
-MODULES = ["puffer.cli.config", "puffer.cli.overrides", "puffer.cli.commands.listing"]
+MODULES = [
+    "puffer.cli.config",
+    "puffer.cli.overrides",
+    "puffer.cli.commands.listing",
+    "puffer.cli.play",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -100,3 +100,27 @@ def test_pistonball_stacks_frames() -> None:
         obs, *_ = env.step(np.full(3, 2, np.int32))
     assert not np.array_equal(obs[:, 0], obs[:, 2])  # pistons moved up between the frames
     env.close()
+
+
+def test_vizdoom_basic_actions_repeat_four_tics() -> None:
+    # Basic times out after 300 tics: 75 agent steps at frame skip 4, never more.
+    env = make("vizdoom-basic", num_envs=2)
+    infos, _ = _run(env, 160)
+    env.close()
+    assert infos and all(1 <= info["episode_length"] <= 75 for info in infos)
+    assert max(info["episode_length"] for info in infos) == 75  # random play times out
+
+
+def test_magent_battle_is_truncated_at_max_cycles() -> None:
+    env = make("magent-battle", map_size=15, max_cycles=30)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for step in range(1, 31):
+        actions = rng.integers(0, 21, env.num_agents).astype(np.int32)
+        _, _, terminals, truncations, infos = env.step(actions)
+        if step < 30:
+            assert not truncations.any() and not infos
+    env.close()
+    # Both armies reach the limit together (nobody died in 30 random steps on this map).
+    assert truncations.all() and not terminals.any() and infos
+    assert all(info["episode_length"] == 30 for info in infos)

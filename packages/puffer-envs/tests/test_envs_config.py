@@ -22,6 +22,9 @@ def test_every_env_id_has_a_config_that_resolves(env_id: str) -> None:
         "minatar": "mlp",
         "minigrid": "mlp",
         "crafter": "nature_cnn",
+        "nethack": "puffer.envs.nethack_encoder:NetHackEncoder",
+        "magent": "mlp",
+        "vizdoom": "nature_cnn",
     }.get(family)
     if expected is not None:
         assert config.run.policy.encoder == expected
@@ -39,6 +42,9 @@ MODULES = [
     "puffer.envs.minigrid",
     "puffer.envs.crafter",
     "puffer.envs.butterfly",
+    "puffer.envs.nethack",
+    "puffer.envs.magent",
+    "puffer.envs.vizdoom",
 ]
 
 

@@ -18,6 +18,9 @@ SMOKE = {
     "crafter": ({"num_envs": 1}, "nature_cnn"),  # a world takes ~1 s to generate
     "butterfly-kaz": ({}, "mlp"),
     "butterfly-pistonball": ({"n_pistons": 4}, "nature_cnn"),
+    "nethack-score": ({"num_envs": 2}, "puffer.envs.nethack_encoder:NetHackEncoder"),
+    "magent-battle": ({"map_size": 15}, "mlp"),
+    "vizdoom-basic": ({"num_envs": 2}, "nature_cnn"),
 }
 
 
@@ -92,7 +95,7 @@ def test_short_train(name: str, tmp_path) -> None:
         train=TrainConfig(
             total_timesteps=256,
             horizon=16,
-            minibatch_size=64,
+            minibatch_size=16,  # one row's horizon: divides every env's agent count
             optimizer="adam",
             learning_rate=3e-4,
             device="cpu",

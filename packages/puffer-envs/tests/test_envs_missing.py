@@ -44,7 +44,7 @@ def test_list_shows_family_states(atari_missing) -> None:
     assert result.exit_code == 0, result.output
     assert "env families (puffer-envs)" in result.output
     assert 'pip install "puffer-envs[atari]"' in result.output
-    for name in ("minatar", "minigrid", "crafter", "butterfly"):
+    for name in ("minatar", "minigrid", "crafter", "butterfly", "nethack", "magent", "vizdoom"):
         assert name in result.output
     assert result.output.count("installed") >= len(FAMILIES) - 1
 

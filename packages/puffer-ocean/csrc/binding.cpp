@@ -11,6 +11,7 @@
 //        CONFIG               `static const PufferField[]`: name, offset, default, range, doc
 //        SPEC                 `static const PufferSpec`: observation, action, config, log names,
 //                             state layout (puffer.h); Python builds the env class from it
+//        KEYS                 `static const PufferKey[]`: the key map of `puffer play` (puffer.h)
 //        c_init(<Env>*)       after config is set, before rows exist: set num_agents, allocate
 //        c_reset(<Env>*)      new episode from env->rng; writes obs
 //        c_step(<Env>*)       one step of every agent of this env; auto-resets, logs on ends
@@ -104,6 +105,14 @@ py::dict spec_dict(const PufferSpec &spec, const char *c_type) {
         py::arg("log_names") =
             std::vector<std::string>(spec.log_names, spec.log_names + spec.log_size),
         py::arg("env_size") = spec.env_size);
+}
+
+// A header's key map as [(key, head, value), ...]; empty when the header declares none.
+py::list key_list(const PufferKey *keys) {
+    py::list out;
+    for (const PufferKey *k = keys; k && k->key; k++)
+        out.append(py::make_tuple(k->key, k->head, k->value));
+    return out;
 }
 
 template <typename Env> class VecEnv {
@@ -498,12 +507,12 @@ std::vector<std::function<void(py::module_ &)>> &registered() {
 
 template <typename Env>
 bool puffer_register(const char *name, const char *c_type, const char *header,
-                     const PufferSpec *spec) {
+                     const PufferSpec *spec, const PufferKey *keys) {
     using Obs = typename VecEnv<Env>::Obs;
     using Act = typename VecEnv<Env>::Act;
     static_assert(std::is_same_v<Act, int32_t> || std::is_same_v<Act, float>,
                   "actions are int32 (discrete) or float (continuous)");
-    registered().push_back([name, c_type, header, spec](py::module_ &m) {
+    registered().push_back([name, c_type, header, spec, keys](py::module_ &m) {
         if (spec->obs_dtype != dtype_code<Obs>() ||
             (spec->action_heads > 0) != std::is_same_v<Act, int32_t> ||
             spec->log_size != static_cast<int>(sizeof(Env::log) / sizeof(float))) {
@@ -533,6 +542,7 @@ bool puffer_register(const char *name, const char *c_type, const char *header,
         m.attr("ENVS").cast<py::list>().append(name);
         py::dict info = spec_dict(*spec, c_type);
         info["header"] = header;
+        info["keys"] = key_list(keys);
         m.attr("SPECS").cast<py::dict>()[name] = info;
     });
     return true;

@@ -69,6 +69,18 @@ typedef struct {
     const char *(*check)(const void *env);
 } PufferSpec;
 
+/* One entry of an env's key map: how a person plays it (`puffer play`). Holding `key` (a pygame
+ * key name: "left", "space", "a", "1") sets action head `head` (a continuous env: action element
+ * `head`) to `value`. The key "idle" names the action while no key is held and makes play real
+ * time (a step every frame); an env without it is turn-based (a step per key press). Each header
+ * declares its map in one line, `static const PufferKey KEYS[] = {..., {NULL, 0, 0}};`, which
+ * the binding exports as the spec's "keys" (a header without one exports none). */
+typedef struct {
+    const char *key;
+    int head;
+    double value;
+} PufferKey;
+
 #define PUFFER_ROWS(Env)                                                                           \
     {offsetof(Env, observations), offsetof(Env, actions), offsetof(Env, rewards),                  \
      offsetof(Env, terminals), offsetof(Env, truncations)}
@@ -83,12 +95,16 @@ typedef struct {
  * any header through that name); in the C++ binding it also puts the header in namespace
  * `name` and registers the env with the module, so including the header is its registration. */
 #ifdef __cplusplus
+/* Inside an env's namespace, `KEYS` is its own key map; for a header without one, lookup falls
+ * through to this empty map (C has no namespaces, and only Python reads key maps). */
+static const PufferKey *const KEYS = nullptr;
 #define PUFFER_ENV_BEGIN(name) namespace name {
 #define PUFFER_ENV_END(name, Env)                                                                  \
     typedef Env OceanEnv;                                                                          \
+    static const PufferKey *const KEY_MAP = KEYS;                                                  \
     }                                                                                              \
     static const bool name##_registered =                                                          \
-        puffer_register<name::Env>(#name, #Env, __FILE__, &name::SPEC);
+        puffer_register<name::Env>(#name, #Env, __FILE__, &name::SPEC, name::KEY_MAP);
 #else
 #define PUFFER_ENV_BEGIN(name)
 #define PUFFER_ENV_END(name, Env) typedef Env OceanEnv;

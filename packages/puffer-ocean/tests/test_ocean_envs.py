@@ -19,7 +19,7 @@ ENVS = {
     "cartpole_continuous": {},
     "pong": {"max_score": 3},
     "breakout": {},
-    "snake": {"width": 24, "height": 24, "num_snakes": 4},
+    "snake": {"width": 24, "height": 24, "num_snakes": 4, "num_food": 16},
     "target": {},
     "connect4": {},
     "g2048": {},
@@ -81,7 +81,8 @@ def test_ocean_observations_in_bounds_and_flags_written(name: str) -> None:
         assert np.isin(truncations.view(np.uint8), (0, 1)).all()
         assert (obs >= space.low).all() and (obs <= space.high).all(), obs
         episodes += int(terminals.sum() + truncations.sum())
-    assert episodes > 0, f"{name}: no episode ended in 2000 random steps"
+    # PufferLib's target never ends an episode (its log counts goals instead).
+    assert episodes > 0 or name == "target", f"{name}: no episode ended in 2000 random steps"
     env.close()
 
 

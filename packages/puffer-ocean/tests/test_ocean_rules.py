@@ -2,68 +2,18 @@
 
 Each test compiles a short C program against one header (with AddressSanitizer and UBSan) that
 sets up a position, applies the rule and CHECKs the outcome; a failed CHECK prints its line.
+The compiler and the program's prelude are the `run_c` fixture (conftest.py).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
-
-CSRC = Path(__file__).resolve().parents[1] / "csrc"
-CC = shutil.which("gcc") or shutil.which("cc")
-
-PRELUDE = """
-#include <stdio.h>
-#include HEADER
-#define CHECK(c)                                                      \\
-    do {                                                              \\
-        if (!(c)) {                                                   \\
-            printf("CHECK failed at line %d: %s\\n", __LINE__, #c);  \\
-            return 1;                                                 \\
-        }                                                             \\
-    } while (0)
-static float rewards[1];
-static int32_t actions[1];
-static uint8_t terminals[1], truncations[1];
-#define BIND(env, obs)                 \\
-    (env)->observations = (obs);       \\
-    (env)->actions = actions;          \\
-    (env)->rewards = rewards;          \\
-    (env)->terminals = terminals;      \\
-    (env)->truncations = truncations;  \\
-    puffer_set_defaults(&SPEC, env);   \\
-    c_init(env);                       \\
-    (env)->rng = 1;                    \\
-    c_reset(env)
-"""
+RunC = Callable[..., None]
 
 
-def run_c(tmp_path: Path, header: str, body: str) -> None:
-    source = tmp_path / "rules.c"
-    source.write_text(f'#define HEADER "{header}"\n{PRELUDE}\nint main(void) {{\n{body}\n}}\n')
-    binary = tmp_path / "rules"
-    # The snippets call only some of a header's functions: unused ones are expected.
-    flags = ["-std=c11", "-Wall", "-Werror", "-Wno-unused-function", "-g", "-O1"]
-    sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    build = subprocess.run(
-        [CC, *flags, *sanitize, f"-I{CSRC}", str(source), "-o", str(binary), "-lm"],
-        capture_output=True,
-        text=True,
-    )
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stdout + run.stderr
-
-
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler on PATH")
-
-
-def test_ocean_g2048_slides_and_merges(tmp_path: Path) -> None:
+def test_ocean_g2048_slides_and_merges(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "g2048/g2048.h",
         """
     G2048 env = {0};
@@ -109,57 +59,82 @@ def test_ocean_g2048_slides_and_merges(tmp_path: Path) -> None:
     )
 
 
-def test_ocean_connect4_wins_blocks_and_illegal_moves(tmp_path: Path) -> None:
+def test_ocean_connect4_book_negamax_wins_and_full_columns(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "connect4/connect4.h",
         """
     Connect4 env = {0};
     float obs[CONNECT4_OBS];
     BIND(&env, obs);
-    memset(env.board, 0, sizeof(env.board));
-    memset(env.heights, 0, sizeof(env.heights));
-    env.bits[0] = env.bits[1] = 0;
-    env.moves = 0;
-    /* Agent holds columns 0-2 of the bottom row: column 3 wins, so the opponent blocks it. */
-    for (int c = 0; c < 3; c++) connect4_drop(&env, c, CONNECT4_AGENT);
-    CHECK(connect4_winning_column(&env, CONNECT4_AGENT) == 3);
-    CHECK(connect4_opponent_column(&env) == 3);
-    /* With its own win available (three high in column 6) the opponent takes it instead. */
-    for (int i = 0; i < 3; i++) connect4_drop(&env, 6, CONNECT4_OPPONENT);
-    CHECK(connect4_opponent_column(&env) == 6);
-    /* The agent plays column 3: a win, reward 1, terminal, and a fresh board after. */
+    /* The book: a centre opening is answered in column 2, a column-4 opening in column 3. */
     actions[0] = 3;
     c_step(&env);
-    CHECK(rewards[0] == 1.0f && terminals[0] == 1 && env.log.win == 1.0f);
-    CHECK(env.moves <= 1);
-    /* Both diagonals count; lines do not wrap from the top of a column into the next. */
-    uint64_t up = 0, down = 0, wrap = 0;
-    for (int i = 0; i < 4; i++) up |= connect4_bit(i, i), down |= connect4_bit(3 - i, 2 + i);
-    CHECK(connect4_has_line(up) && connect4_has_line(down));
-    CHECK(!connect4_has_line(up & ~connect4_bit(3, 3)));
-    wrap = connect4_bit(4, 0) | connect4_bit(5, 0) | connect4_bit(0, 1) | connect4_bit(1, 1);
-    CHECK(!connect4_has_line(wrap));
-    CHECK(connect4_has_line(connect4_bit(2, 1) | connect4_bit(2, 2) | connect4_bit(2, 3) |
-                            connect4_bit(2, 4)));
-    /* A move into a full column loses at once. */
-    memset(env.board, 0, sizeof(env.board));
-    memset(env.heights, 0, sizeof(env.heights));
-    env.bits[0] = env.bits[1] = 0;
-    env.moves = 0;
-    for (int r = 0; r < CONNECT4_ROWS; r++) {
-        connect4_drop(&env, 5, r % 2 ? CONNECT4_AGENT : CONNECT4_OPPONENT);
+    CHECK(obs[3 * 6] == 1.0f && obs[2 * 6] == -1.0f && rewards[0] == 0.0f && !terminals[0]);
+    c_reset(&env);
+    actions[0] = 4;
+    c_step(&env);
+    CHECK(obs[4 * 6] == 1.0f && obs[3 * 6] == -1.0f);
+    /* The search against a plain transcription of the rule (every leaf visited). */
+    uint64_t rng = 5;
+    for (int game = 0; game < 200; game++) {
+        uint64_t a = 0, o = 0;
+        for (int ply = 0; ply < 2 + game % 20; ply++) {
+            int col = rng_int(&rng, 7);
+            if (connect4_full(a | o, col)) continue;
+            uint64_t cell = connect4_landing(a | o, col);
+            if (ply % 2) o |= cell; else a |= cell;
+        }
+        if (connect4_has_line(a) || connect4_has_line(o)) continue;
+        for (int depth = 0; depth <= 3; depth++) {
+            CHECK(connect4_negamax(a, o, depth) == slow_negamax(a, o, depth));
+            CHECK(connect4_negamax(o, a, depth) == slow_negamax(o, a, depth));
+        }
     }
+    /* An immediate win is taken: three opponent pieces in column 6, so -1 at once. */
+    c_reset(&env);
+    env.agent = connect4_bit(0, 0) | connect4_bit(0, 1) | connect4_bit(1, 0);
+    env.opponent = connect4_bit(0, 6) | connect4_bit(1, 6) | connect4_bit(2, 6);
     actions[0] = 5;
     c_step(&env);
-    CHECK(rewards[0] == -1.0f && terminals[0] == 1 && env.log.illegal == 1.0f);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.log.score == -1.0f && env.log.perf == 0);
+    CHECK(env.agent == 0 && env.opponent == 0 && obs[0] == 0.0f);
+    /* A double threat (columns 1 and 5 both complete the bottom row) cannot be blocked. */
+    env.agent = connect4_bit(0, 2) | connect4_bit(0, 3);
+    env.opponent = connect4_bit(1, 2) | connect4_bit(1, 3);
+    actions[0] = 4;
+    c_step(&env);
+    CHECK(!terminals[0]);
+    actions[0] = connect4_full(env.agent | env.opponent, 1) ||
+                 (env.opponent & connect4_bit(0, 1)) ? 5 : 1;
+    c_step(&env);
+    CHECK(rewards[0] == 1.0f && terminals[0] && env.log.perf == 1.0f && env.log.n == 2.0f);
+    /* A move into a full column loses. */
+    for (int r = 0; r < 6; r++) env.agent |= (r % 2) ? connect4_bit(r, 0) : 0;
+    for (int r = 0; r < 6; r++) env.opponent |= (r % 2) ? 0 : connect4_bit(r, 0);
+    actions[0] = 0;
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.log.n == 3.0f);
     return 0;""",
+        prelude="""
+/* Their negamax as written: every leaf visited, 10^depth for the side that just won. */
+static long slow_negamax(uint64_t mover, uint64_t other, int depth) {
+    long power = 1;
+    for (int d = 0; d < depth; d++) power *= 10;
+    if (connect4_has_line(other)) return power;
+    if (connect4_has_line(mover) || depth == 0 || (mover | other) == CONNECT4_BOARD) return 0;
+    long value = 0;
+    for (int col = 0; col < 7; col++) {
+        if (connect4_full(mover | other, col)) continue;
+        value -= slow_negamax(other, mover | connect4_landing(mover | other, col), depth - 1);
+    }
+    return value;
+}
+""",
     )
 
 
-def test_ocean_tetris_clears_lines_and_ends(tmp_path: Path) -> None:
+def test_ocean_tetris_clears_lines_and_ends(run_c: RunC) -> None:
     run_c(
-        tmp_path,
         "tetris/tetris.h",
         """
     Tetris env = {0};

@@ -61,13 +61,13 @@ def test_ocean_cartpole_scripted_balances() -> None:
 
 def test_ocean_pong_scripted_edge_shots_win() -> None:
     def policy(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        # Meet the ball with the paddle's top edge: the steep return outruns the scripted
-        # opponent (centred hits rally forever).
-        paddle_centre = obs[:, 0] * 250 + 25  # court pixels, from pong.h's constants
-        ball_centre = obs[:, 3] * 292 + 4
-        return toward(ball_centre + 24 - paddle_centre, 1, 2, 3.0)
+        # Follow the ball 30 px below the paddle's centre: the paddle is moving as it returns,
+        # so returns steepen the ball until it outruns the scripted paddle (8 px a frame).
+        paddle_centre = obs[:, 1] * 640  # court pixels, from pong.h's defaults
+        ball_centre = obs[:, 3] * 640 + 16
+        return toward(ball_centre + 30 - paddle_centre, 2, 1, 4.0)
 
-    config = {"max_score": 5, "max_steps": 1000}
+    config = {"max_score": 5}
     scripted = play("pong", policy, 3000, **config)
     random = play("pong", random_policy(3), 3000, **config)
     assert scripted["episode_return"] > 2 and random["episode_return"] < -2
@@ -75,8 +75,8 @@ def test_ocean_pong_scripted_edge_shots_win() -> None:
 
 def test_ocean_breakout_scripted_breaks_more_bricks() -> None:
     def policy(obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        paddle_centre = obs[:, 0] * (576 - 62) + 31  # court pixels, from breakout.h
-        ball_centre = obs[:, 2] * (576 - 6) + 3
+        paddle_centre = obs[:, 0] * 576 + obs[:, 9] * 31  # court pixels, from breakout.h
+        ball_centre = obs[:, 2] * 576 + 16
         return toward(ball_centre - paddle_centre, 1, 2, 6.0)
 
     scripted = play("breakout", policy, 3000)

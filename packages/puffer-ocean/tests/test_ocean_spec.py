@@ -31,8 +31,9 @@ def test_ocean_every_header_is_a_class_and_a_registered_env() -> None:
 def test_ocean_config_dataclass_comes_from_the_header() -> None:
     fields = {f.name: f for f in dataclasses.fields(puffer.ocean.SnakeConfig)}
     config = puffer.ocean.SnakeConfig()
-    assert config.num_snakes == 16 and isinstance(config.reward_food, float)
-    assert fields["width"].metadata == {"doc": "playable cells per row", "min": 1, "max": 1024}
+    assert config.num_snakes == 256 and isinstance(config.reward_food, float)
+    doc = "grid columns, the 5-cell walls included"
+    assert fields["width"].metadata == {"doc": doc, "min": 12, "max": 4096}
     assert dataclasses.fields(puffer.ocean.Connect4Config) == ()
     # The CLI reads a creator's config_class for its [env] defaults.
     assert puffer.ocean.Breakout.config_class().frameskip == 4
@@ -51,10 +52,10 @@ def test_ocean_spaces_from_the_spec() -> None:
 def test_ocean_config_out_of_range_names_the_field() -> None:
     with pytest.raises(APIUsageError, match=r"max_steps=0 is outside \[1, 1e\+09\]"):
         puffer.ocean.Squared(max_steps=0)
-    with pytest.raises(APIUsageError, match="num_snakes \\* max_length \\+ num_food"):
-        puffer.ocean.Snake(width=8, height=8, num_snakes=4, max_length=16)
+    with pytest.raises(APIUsageError, match="num_snakes \\+ num_food must be below"):
+        puffer.ocean.Snake(width=14, height=14, num_snakes=4, num_food=100)
     with pytest.raises(APIUsageError, match="must be an int"):
-        puffer.ocean.Snake(width=8.5)
+        puffer.ocean.Snake(width=12.5)
 
 
 @pytest.mark.parametrize("name", ["snake", "connect4", "tetris", "target"])

@@ -10,7 +10,14 @@ import puffer.core
 from puffer.core import APIUsageError
 from puffer.ocean import _ocean
 
-CONFIGS = {"snake": {"width": 24, "height": 24, "num_snakes": 4}, "pong": {"max_score": 3}}
+CONFIGS = {
+    "snake": {"width": 24, "height": 24, "num_snakes": 4, "num_food": 16},
+    "pong": {"max_score": 1},
+    "trash_pickup": {"max_steps": 40},
+    "checkers": {"max_steps": 40},
+    "freeway": {"frameskip": 60},
+    "blastar": {"max_steps": 40},
+}
 BEFORE, AFTER = 150, 150
 
 

@@ -1,4 +1,4 @@
-"""Metric sinks: JSONL rows, the rich dashboard, wandb in offline mode."""
+"""Metric sinks: JSONL rows, the rich dashboard, wandb in offline mode; the trainer's time split."""
 
 from __future__ import annotations
 
@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from puffer.train import Config, JSONLSink, MetricsSink
+from puffer.core import make
+from puffer.train import (
+    Config,
+    JSONLSink,
+    MetricsSink,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    make_policy,
+)
 from puffer.train.dashboard import Dashboard
 from puffer.train.metrics import read_jsonl
+from puffer.train.pufferl import TIME_SPLIT
 
 METRICS = {
     "environment/episode_return": 21.5,
@@ -22,7 +32,11 @@ METRICS = {
     "performance/epochs": 10.0,
     "performance/time_left": 75.0,
     "time/env": 0.25,
-    "time/train": 0.5,
+    "time/rollout": 0.1,
+    "time/forward": 0.15,
+    "time/backward": 0.3,
+    "time/optimizer": 0.05,
+    "time/other": 0.15,
 }
 
 
@@ -56,7 +70,9 @@ def test_dashboard_draws_every_section() -> None:
         "episode_return",
         "policy_loss",
         "env",
-        "50%",
+        "30%",
+        "backward",
+        "optimizer",
     ):
         assert expected in text, expected
 
@@ -76,3 +92,20 @@ def test_wandb_sink_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     sink.close()
     sink.close()
     assert list(tmp_path.rglob("*.wandb")), "wandb wrote no offline run file"
+
+
+def test_trainer_reports_where_the_time_goes() -> None:
+    """Every part of the split is in the metrics, each a fraction of the epoch, summing to 1."""
+    env = make("squared", num_envs=16)
+    config = TrainConfig(horizon=8, minibatch_size=32, total_timesteps=256, device="cpu")
+    trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8, recurrent="lstm"), env))
+    trainer.evaluate()
+    trainer.train()
+    metrics = trainer.mean_and_log()
+    trainer.close()
+    env.close()
+    split = {key: metrics[f"time/{key}"] for key in (*TIME_SPLIT, "other")}
+    assert all(0 <= value <= 1 for value in split.values()), split
+    assert sum(split.values()) == pytest.approx(1.0, abs=1e-6)
+    # An epoch of 4 minibatches spends measurable time in each timed part of the update.
+    assert all(split[key] > 0 for key in ("rollout", "forward", "backward", "optimizer")), split

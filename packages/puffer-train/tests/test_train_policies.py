@@ -59,6 +59,16 @@ def test_unknown_policy_names_raise() -> None:
         make_policy(PolicyConfig(recurrent="gru"), spec)
 
 
+def test_encoder_named_by_import_path() -> None:
+    # A family's own encoder is "module:factory" (puffer-envs' NetHack tests train with one);
+    # one that does not import, or a name of another form, is refused with the fix.
+    spec = _Spec(spaces.Box(-1, 1, (3,)), spaces.Discrete(2))
+    with pytest.raises(APIUsageError, match=r"'no_such_module:Net', which does not import"):
+        make_policy(PolicyConfig(encoder="no_such_module:Net"), spec)
+    with pytest.raises(APIUsageError, match=r"module:factory"):
+        PolicyConfig(encoder="not a path")
+
+
 def test_categorical_head_matches_torch_distributions() -> None:
     torch.manual_seed(0)
     head = CategoricalHead(8, [3, 5, 2])

@@ -27,6 +27,7 @@ from puffer.kernels.ops import (
 from puffer.kernels.sequence import (
     linear_scan,
     linear_scan_reference,
+    lstm_cell_inference,
     lstm_sequence,
     lstm_sequence_reference,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "kernel_libraries",
     "linear_scan",
     "linear_scan_reference",
+    "lstm_cell_inference",
     "lstm_sequence",
     "lstm_sequence_reference",
     "puff_advantage_reference",

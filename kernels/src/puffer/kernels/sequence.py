@@ -25,6 +25,7 @@ from puffer.kernels import _lib
 from puffer.kernels.ops import _cuda_check
 
 __all__ = [
+    "lstm_cell_inference",
     "linear_scan",
     "linear_scan_reference",
     "lstm_sequence",
@@ -227,6 +228,50 @@ def lstm_sequence(
     xproj = torch.nn.functional.linear(x, w_ih, b_ih + b_hh)
     y, _, _ = _lstm_op(xproj, w_hh, h0, c0, starts.bool())
     return y
+
+
+@torch.library.custom_op("puffer::lstm_cell_inference", mutates_args=(), device_types="cpu")
+def _cell_op(pre: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    pre, c = pre.contiguous(), c.contiguous()
+    batch, hidden = c.shape
+    h_out, c_out = torch.empty_like(c), torch.empty_like(c)
+    lib = _lib.library("cpu")
+    fn = getattr(lib, f"puffer_lstm_cell_cpu_{_SUFFIX[c.dtype]}")
+    fn(*_ptrs(pre, c, h_out, c_out), batch, hidden, max(1, min(torch.get_num_threads(), batch)))
+    return h_out, c_out
+
+
+@_cell_op.register_fake
+def _(pre: Tensor, c: Tensor):
+    return torch.empty_like(c), torch.empty_like(c)
+
+
+def lstm_cell_inference(
+    x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor
+) -> tuple[Tensor, Tensor]:
+    """``torch.lstm_cell`` without gradients: two BLAS products, then the cell in one kernel pass.
+
+    Args:
+        x: (B, I) input; h, c: (B, H) state; weights as ``torch.nn.LSTM``'s ``*_l0``.
+
+    Returns:
+        (h, c) after the step, (B, H) each. Runs the CPU kernel for float32/float64 when no
+        input needs a gradient and the CPU library was built; ``torch.lstm_cell`` otherwise
+        (CUDA has its own fused cell).
+
+    Example:
+        >>> cell = torch.nn.LSTMCell(4, 3)
+        >>> x, h = torch.randn(2, 4), torch.zeros(2, 3)
+        >>> with torch.no_grad():
+        ...     got = lstm_cell_inference(x, h, h, *cell.parameters())
+        ...     torch.allclose(got[0], cell(x, (h, h))[0], atol=1e-6)
+        True
+    """
+    fast = x.device.type == "cpu" and x.dtype in _SUFFIX and _lib.library("cpu") is not None
+    if not fast or (torch.is_grad_enabled() and any(t.requires_grad for t in (x, h, w_ih, w_hh))):
+        return torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
+    pre = torch.addmm(b_ih + b_hh, x, w_ih.t())
+    return _cell_op(pre.addmm_(h, w_hh.t()), c)
 
 
 # ---- linear scan ---------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-/* Cartpole: the classic control task of Barto, Sutton & Anderson (1983), with the constants and
- * Euler integration of Gymnasium's CartPole-v1.
+/* Cartpole: the classic control task of Barto, Sutton & Anderson (1983), as PufferLib 3.0's
+ * cartpole states it: CartPole-v1's constants and Euler integration, a 200-step limit, a start
+ * state uniform in [-0.04, 0.04] and no reward on the step that ends the episode.
  *
- * Observation: 4 float32 (x, x_dot, theta, theta_dot). Reward 1 per step, including the step
- * that ends the episode. Terminal when |x| > 2.4 or |theta| > 12 degrees; truncated at max_steps.
+ * Observation: 4 float32 (x, x_dot, theta, theta_dot). Reward 1 per step, 0 on the last one.
+ * Terminal when |x| > 2.4 or |theta| > 12 degrees; truncated at max_steps.
  * Actions: Discrete(2) (push left, push right); cartpole_continuous.h includes this header with
  * CARTPOLE_CONTINUOUS defined for the Box(1) variant, whose action in [-1, 1] scales the force. The
  * header is guarded per variant so one translation unit can hold both (the binding does).
@@ -30,13 +31,13 @@ typedef int32_t CartpoleAction;
 #define CARTPOLE_TAU 0.02f                                         /* s per step */
 #define CARTPOLE_X_LIMIT 2.4f                                      /* m */
 #define CARTPOLE_THETA_LIMIT (12.0f * 2.0f * 3.14159265f / 360.0f) /* rad */
-#define CARTPOLE_INIT_RANGE 0.05f /* initial state ~ U(-0.05, 0.05) */
+#define CARTPOLE_INIT_RANGE 0.04f /* initial state ~ U(-0.04, 0.04) */
 enum { CARTPOLE_FRAME_WIDTH = 600, CARTPOLE_FRAME_HEIGHT = 400 };
 
 typedef struct {
     float episode_return;
     float episode_length;
-    float score; /* 1 when the pole stayed up until truncation */
+    float score; /* steps the episode lasted */
     float n;
 } Log;
 _Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
@@ -59,8 +60,8 @@ typedef struct {
 } Cartpole;
 
 static const PufferField CONFIG[] = {
-    {"max_steps", offsetof(Cartpole, max_steps), PUFFER_INT, 500, 1, 1e9,
-     "steps before an episode is truncated (500 as in CartPole-v1)"},
+    {"max_steps", offsetof(Cartpole, max_steps), PUFFER_INT, 200, 1, 1e9,
+     "steps before an episode is truncated (theirs 200; CartPole-v1 500)"},
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
@@ -134,13 +135,13 @@ static void c_step(Cartpole *env) {
     int terminal = env->x < -CARTPOLE_X_LIMIT || env->x > CARTPOLE_X_LIMIT ||
                    env->theta < -CARTPOLE_THETA_LIMIT || env->theta > CARTPOLE_THETA_LIMIT;
     int truncation = !terminal && env->tick >= env->max_steps;
-    env->rewards[0] = 1.0f;
+    env->rewards[0] = (float)!(terminal | truncation);
     env->terminals[0] = (uint8_t)terminal;
     env->truncations[0] = (uint8_t)truncation;
     if (terminal || truncation) {
-        env->log.episode_return += (float)env->tick;
+        env->log.episode_return += (float)(env->tick - 1);
         env->log.episode_length += (float)env->tick;
-        env->log.score += (float)truncation;
+        env->log.score += (float)env->tick;
         env->log.n += 1.0f;
         cartpole_new_episode(env);
     } else {
@@ -187,16 +188,28 @@ static const float OBS_LOWS[] = {-2 * CARTPOLE_X_LIMIT, -INFINITY, -2 * CARTPOLE
     "Action: Box(-1, 1, (1,)) float32, scaling the 10 N push; the policy clips, NaN and inf "      \
     "are refused."
 static const int ACTION_SIZES[] = {0};
+static const PufferKey KEYS[] = {{"idle", 0, 0}, {"left", 0, -1}, {"right", 0, 1}, {NULL, 0, 0}};
 enum { CARTPOLE_ACTION_HEADS = 0, CARTPOLE_ACTION_DIM = 1 };
 #else
 #define CARTPOLE_DOC_ACTION "Action: Discrete(2): push left, push right (10 N)."
 static const int ACTION_SIZES[] = {2};
+static const PufferKey KEYS[] = {{"left", 0, 0}, {"right", 0, 1}, {NULL, 0, 0}};
 enum { CARTPOLE_ACTION_HEADS = 1, CARTPOLE_ACTION_DIM = 0 };
 #endif
 static const PufferSpec SPEC = {
-    .doc = "Balance a pole on a cart: reward 1 per step until it falls or the cart leaves the "
-           "track. Observation: (4,) float32: cart position, cart velocity, pole angle, pole "
-           "angular velocity. " CARTPOLE_DOC_ACTION,
+    .doc = "PufferLib 3.0's cartpole: balance a pole on a cart (CartPole-v1 physics). "
+           "Observation: (4,) float32: cart position, cart velocity, pole angle, pole angular "
+           "velocity. " CARTPOLE_DOC_ACTION "\n\n"
+           "| rule | value |\n|---|---|\n"
+           "| start state | each of the 4 uniform in [-0.04, 0.04] |\n"
+           "| reward | 1 per step, 0 on the step that ends the episode |\n"
+           "| terminal | abs(x) > 2.4 m or abs(theta) > 12 degrees |\n"
+           "| truncation | step max_steps (default 200) |\n"
+           "| physics | g 9.8, cart 1 kg, pole 0.1 kg, half length 0.5 m, force 10 N, tau 0.02 s "
+           "|\n\n"
+           "Differences: the time limit sets `truncations` (theirs sets neither flag); "
+           "`max_steps` is a parameter (theirs a constant 200); `score` in the log is the "
+           "episode length, as theirs.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = 4,
     .obs_low = -INFINITY,

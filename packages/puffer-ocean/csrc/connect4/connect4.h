@@ -1,16 +1,15 @@
-/* Connect4: the standard 6x7 Connect Four against a scripted opponent.
+/* Connect4: PufferLib 3.0's connect4 task. The agent always opens, then a scripted opponent
+ * answers each move: a book reply to the two central openings, else an immediate win if it has
+ * one, else the column with the lowest depth-3 negamax score (ties at random). SPEC.doc holds
+ * the rules table.
  *
- * The agent drops a piece into one of 7 columns; four in a row (horizontal, vertical or
- * diagonal) wins. The opponent plays after each agent move: it takes an immediate win if it has
- * one, otherwise blocks the agent's immediate win, otherwise picks a random non-full column.
- * Who moves first is drawn per episode (CONNECT4_OPPONENT_FIRST_PROB).
+ * The negamax is theirs: a node's value is minus the SUM of its children's values (not their
+ * maximum), a side that has just won scores 10^(depth left), and the search stops at depth 0.
+ * Values are whole numbers, computed here in integers; the last ply is one bit count (the
+ * number of columns that win at once) instead of seven leaf visits, which gives the same sums.
  *
- * Rewards: +1 win, -1 loss, 0 draw (full board), all terminal. An illegal move (into a full
- * column) loses at once: reward CONNECT4_ILLEGAL_REWARD and a terminal, so a policy learns
- * legality from the same signal as play; Log.illegal counts these.
- *
- * Observation (42 float32 in {-1, 0, 1}): cell (row r, column c) at index r * 7 + c, row 0 at
- * the bottom; +1 is the agent's piece, -1 the opponent's, 0 empty. Actions: Discrete(7).
+ * Observation (42 float32 in {-1, 0, 1}): column-major, cell (row r, column c) at c * 6 + r,
+ * row 0 at the bottom; +1 the agent's pieces, -1 the opponent's. Actions: Discrete(7).
  */
 #ifndef PUFFER_CONNECT4_H
 #define PUFFER_CONNECT4_H
@@ -21,27 +20,18 @@
 PUFFER_ENV_BEGIN(connect4)
 
 enum { CONNECT4_ROWS = 6, CONNECT4_COLS = 7, CONNECT4_OBS = CONNECT4_ROWS * CONNECT4_COLS };
-enum { CONNECT4_WIN_LENGTH = 4 };   /* pieces in a row that win */
-enum { CONNECT4_CELL_PIXELS = 64 }; /* rendered cell size */
-enum { CONNECT4_EMPTY = 0, CONNECT4_AGENT = 1, CONNECT4_OPPONENT = -1 };
-typedef enum { CONNECT4_WIN, CONNECT4_LOSS, CONNECT4_DRAW, CONNECT4_ILLEGAL } Connect4Outcome;
-
-/* Indexed by Connect4Outcome. */
-static const float CONNECT4_REWARDS[4] = {1.0f, -1.0f, 0.0f, -1.0f};
-static const float CONNECT4_OPPONENT_FIRST_PROB = 0.5f; /* chance the opponent opens */
+enum { CONNECT4_DEPTH = 3 };        /* the opponent's search below its own move */
+enum { CONNECT4_CELL_PIXELS = 96 }; /* rendered cell size, as theirs */
 
 typedef struct {
+    float perf; /* 1 for a win */
+    float score;
     float episode_return;
     float episode_length; /* agent moves */
-    float win;            /* 1 for a win, else 0: its mean is the win rate */
-    float draw;
-    float loss; /* includes illegal moves */
-    float illegal;
     float n;
 } Log;
 _Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
-static const char *LOG_NAMES[] = {"episode_return", "episode_length", "win", "draw",
-                                  "loss",           "illegal",        "n"};
+static const char *LOG_NAMES[] = {"perf", "score", "episode_return", "episode_length", "n"};
 _Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
                "one name per Log field");
 
@@ -55,31 +45,39 @@ typedef struct {
     uint64_t rng;
     Log log;
     int tick;
-    int8_t board[CONNECT4_ROWS][CONNECT4_COLS];
-    uint64_t bits[2]; /* the agent's and the opponent's pieces as bitboards (see below) */
-    int heights[CONNECT4_COLS];
-    int moves; /* pieces on the board, both players */
+    uint64_t agent, opponent; /* bitboards (below) */
 } Connect4;
 
 static const PufferField CONFIG[] = {
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
-/* Win checks run on bitboards: cell (row, col) is bit col * CONNECT4_BITS_PER_COL + row, and
- * the spare top bit of each column stays 0 so that lines cannot wrap into the next column. A
- * line of four along a direction with bit stride s is where b & b>>s & b>>2s & b>>3s is set. */
-enum { CONNECT4_BITS_PER_COL = CONNECT4_ROWS + 1 };
-_Static_assert(CONNECT4_BITS_PER_COL *CONNECT4_COLS <= 64, "board fits a uint64_t");
-_Static_assert(CONNECT4_WIN_LENGTH == 4, "connect4_has_line checks lines of four");
+/* Bitboards: cell (row, col) is bit col * 7 + row; bit 6 of each column stays 0, so no line of
+ * four can wrap from one column into the next. */
+enum { CONNECT4_STRIDE = CONNECT4_ROWS + 1 };
+#define CONNECT4_BOTTOMS 0x40810204081ull           /* row 0 of every column */
+#define CONNECT4_BOARD (CONNECT4_BOTTOMS * 0x3Full) /* rows 0-5 of every column */
 
-static uint64_t connect4_bit(int row, int col) {
-    return 1ull << (col * CONNECT4_BITS_PER_COL + row);
+static inline uint64_t connect4_bit(int row, int col) {
+    return 1ull << (col * CONNECT4_STRIDE + row);
 }
 
-static int connect4_has_line(uint64_t b) {
-    /* vertical, horizontal, diagonal up-right, diagonal down-right */
-    static const int STRIDES[4] = {1, CONNECT4_BITS_PER_COL, CONNECT4_BITS_PER_COL + 1,
-                                   CONNECT4_BITS_PER_COL - 1};
+static inline uint64_t connect4_column(int col) {
+    return 0x3Full << (col * CONNECT4_STRIDE);
+}
+
+static inline int connect4_full(uint64_t mask, int col) {
+    return (mask & connect4_bit(CONNECT4_ROWS - 1, col)) != 0;
+}
+
+/* The cell a piece dropped into `col` lands on (0 if the column is full). */
+static inline uint64_t connect4_landing(uint64_t mask, int col) {
+    return (mask + connect4_bit(0, col)) & connect4_column(col);
+}
+
+static inline int connect4_has_line(uint64_t b) {
+    /* vertical, horizontal, the two diagonals */
+    static const int STRIDES[4] = {1, CONNECT4_STRIDE, CONNECT4_STRIDE + 1, CONNECT4_STRIDE - 1};
     for (int d = 0; d < 4; d++) {
         const uint64_t pairs = b & (b >> STRIDES[d]);
         if (pairs & (pairs >> (2 * STRIDES[d]))) return 1;
@@ -87,56 +85,84 @@ static int connect4_has_line(uint64_t b) {
     return 0;
 }
 
-static uint64_t *connect4_bits_of(Connect4 *env, int8_t who) {
-    return &env->bits[who == CONNECT4_AGENT ? 0 : 1];
-}
-
-/* Drops `who` into `col`, which must not be full, writing the board and its observation cell;
- * returns whether that move wins. */
-static int connect4_drop(Connect4 *env, int col, int8_t who) {
-    const int row = env->heights[col]++;
-    uint64_t *bits = connect4_bits_of(env, who);
-    env->board[row][col] = who;
-    env->observations[row * CONNECT4_COLS + col] = (float)who;
-    *bits |= connect4_bit(row, col);
-    env->moves++;
-    return connect4_has_line(*bits);
-}
-
-/* A column where `who` wins with one move, or -1. */
-static int connect4_winning_column(Connect4 *env, int8_t who) {
-    const uint64_t bits = *connect4_bits_of(env, who);
-    for (int c = 0; c < CONNECT4_COLS; c++) {
-        if (env->heights[c] == CONNECT4_ROWS) continue;
-        if (connect4_has_line(bits | connect4_bit(env->heights[c], c))) return c;
+/* Empty cells that would complete a line of four for `b`. */
+static inline uint64_t connect4_threats(uint64_t b, uint64_t mask) {
+    uint64_t cells = (b << 1) & (b << 2) & (b << 3); /* on top of three */
+    for (int s = CONNECT4_STRIDE - 1; s <= CONNECT4_STRIDE + 1; s++) {
+        const uint64_t back2 = (b << s) & (b << 2 * s), ahead2 = (b >> s) & (b >> 2 * s);
+        cells |= (back2 & (b << 3 * s)) | (back2 & (b >> s));
+        cells |= (ahead2 & (b >> 3 * s)) | (ahead2 & (b << s));
     }
-    return -1;
+    return cells & (CONNECT4_BOARD ^ mask);
 }
 
-/* The scripted opponent: win, else block, else a uniformly random legal column. */
+static inline int connect4_popcount(uint64_t b) {
+    int n = 0;
+    for (; b; b &= b - 1)
+        n++;
+    return n;
+}
+
+/* Their negamax for `mover` to play against `other`, `depth` plies left (see the top). */
+static long connect4_negamax(uint64_t mover, uint64_t other, int depth) {
+    static const long POWERS[CONNECT4_DEPTH + 1] = {1, 10, 100, 1000};
+    const uint64_t mask = mover | other;
+    if (connect4_has_line(other)) return POWERS[depth];
+    if (connect4_has_line(mover) || depth == 0 || mask == CONNECT4_BOARD) return 0;
+    if (depth == 1) { /* each child is 1 if that move wins, else 0 */
+        const uint64_t playable = (mask + CONNECT4_BOTTOMS) & CONNECT4_BOARD;
+        return -connect4_popcount(connect4_threats(mover, mask) & playable);
+    }
+    long value = 0;
+    for (int col = 0; col < CONNECT4_COLS; col++) {
+        if (connect4_full(mask, col)) continue;
+        value -= connect4_negamax(other, mover | connect4_landing(mask, col), depth - 1);
+    }
+    return value;
+}
+
+/* The opponent's column: the book, an immediate win, else the lowest score, ties at random. */
 static int connect4_opponent_column(Connect4 *env) {
-    int col = connect4_winning_column(env, CONNECT4_OPPONENT);
-    if (col >= 0) return col;
-    col = connect4_winning_column(env, CONNECT4_AGENT);
-    if (col >= 0) return col;
+    const uint64_t mask = env->agent | env->opponent;
+    /* The book: centre opening (column 3) -> column 2; column 4 -> column 3. */
+    if (env->opponent == 0 && env->agent == connect4_bit(0, 3)) return 2;
+    if (env->opponent == 0 && env->agent == connect4_bit(0, 4)) return 3;
+    long values[CONNECT4_COLS], best = 0;
     int legal[CONNECT4_COLS], n = 0;
-    for (int c = 0; c < CONNECT4_COLS; c++) {
-        if (env->heights[c] < CONNECT4_ROWS) legal[n++] = c;
+    for (int col = 0; col < CONNECT4_COLS; col++) {
+        if (connect4_full(mask, col)) continue;
+        const uint64_t mine = env->opponent | connect4_landing(mask, col);
+        if (connect4_has_line(mine)) return col;
+        values[col] = -connect4_negamax(env->agent, mine, CONNECT4_DEPTH);
+        best = n == 0 || values[col] < best ? values[col] : best;
+        legal[n++] = col;
     }
-    return legal[rng_int(&env->rng, n)];
+    if (n == 0) return 0; /* unreachable: the agent never fills the board */
+    int ties = 0;
+    for (int k = 0; k < n; k++)
+        ties += values[legal[k]] == best;
+    int pick = rng_int(&env->rng, ties);
+    for (int k = 0; k < n; k++) {
+        if (values[legal[k]] == best && pick-- == 0) return legal[k];
+    }
+    return legal[0];
 }
 
-/* Starts a new episode without touching rewards or flags (see connect4_end). */
-static void connect4_new_episode(Connect4 *env) {
-    memset(env->board, 0, sizeof(env->board));
-    memset(env->heights, 0, sizeof(env->heights));
+/* Drops a piece for the agent (+1) or the opponent (-1) and writes its observation cell;
+ * returns whether it completes a line. */
+static int connect4_drop(Connect4 *env, int col, int agent) {
+    const uint64_t mask = env->agent | env->opponent, cell = connect4_landing(mask, col);
+    uint64_t *mine = agent ? &env->agent : &env->opponent;
+    *mine |= cell;
+    const int row = connect4_popcount(mask & connect4_column(col));
+    env->observations[col * CONNECT4_ROWS + row] = agent ? 1.0f : -1.0f;
+    return connect4_has_line(*mine);
+}
+
+static void connect4_new_game(Connect4 *env) {
     memset(env->observations, 0, CONNECT4_OBS * sizeof(float));
-    env->bits[0] = env->bits[1] = 0;
-    env->moves = 0;
+    env->agent = env->opponent = 0;
     env->tick = 0;
-    if (rng_float(&env->rng) < CONNECT4_OPPONENT_FIRST_PROB) {
-        connect4_drop(env, connect4_opponent_column(env), CONNECT4_OPPONENT);
-    }
 }
 
 static void c_init(Connect4 *env) {
@@ -147,22 +173,18 @@ static void c_reset(Connect4 *env) {
     env->rewards[0] = 0.0f;
     env->terminals[0] = 0;
     env->truncations[0] = 0;
-    connect4_new_episode(env);
+    connect4_new_game(env);
 }
 
-static void connect4_end(Connect4 *env, Connect4Outcome outcome) {
-    const float reward = CONNECT4_REWARDS[outcome];
+static void connect4_end(Connect4 *env, float reward) {
     env->rewards[0] = reward;
     env->terminals[0] = 1;
+    env->log.perf += (float)(reward > 0.0f);
+    env->log.score += reward;
     env->log.episode_return += reward;
     env->log.episode_length += (float)env->tick;
-    env->log.win += outcome == CONNECT4_WIN ? 1.0f : 0.0f;
-    env->log.draw += outcome == CONNECT4_DRAW ? 1.0f : 0.0f;
-    env->log.loss += outcome == CONNECT4_LOSS || outcome == CONNECT4_ILLEGAL ? 1.0f : 0.0f;
-    env->log.illegal += outcome == CONNECT4_ILLEGAL ? 1.0f : 0.0f;
     env->log.n += 1.0f;
-    /* The row keeps this step's reward and terminal but already shows the next episode. */
-    connect4_new_episode(env);
+    connect4_new_game(env); /* the row shows the next game's empty board */
 }
 
 static void c_step(Connect4 *env) {
@@ -171,24 +193,14 @@ static void c_step(Connect4 *env) {
     env->terminals[0] = 0;
     env->truncations[0] = 0;
     const int col = env->actions[0];
-    if (col < 0 || col >= CONNECT4_COLS || env->heights[col] == CONNECT4_ROWS) {
-        connect4_end(env, CONNECT4_ILLEGAL);
-        return;
+    /* A full column loses; so does any move once the board is full (their draw). */
+    if (col < 0 || col >= CONNECT4_COLS || connect4_full(env->agent | env->opponent, col)) {
+        connect4_end(env, -1.0f);
+    } else if (connect4_drop(env, col, 1)) {
+        connect4_end(env, 1.0f);
+    } else if (connect4_drop(env, connect4_opponent_column(env), 0)) {
+        connect4_end(env, -1.0f);
     }
-    if (connect4_drop(env, col, CONNECT4_AGENT)) {
-        connect4_end(env, CONNECT4_WIN);
-        return;
-    }
-    if (env->moves == CONNECT4_OBS) {
-        connect4_end(env, CONNECT4_DRAW);
-        return;
-    }
-    if (connect4_drop(env, connect4_opponent_column(env), CONNECT4_OPPONENT)) {
-        connect4_end(env, CONNECT4_LOSS);
-        return;
-    }
-    /* Each drop wrote its own observation cell: nothing else to observe. */
-    if (env->moves == CONNECT4_OBS) connect4_end(env, CONNECT4_DRAW);
 }
 
 static void c_frame_size(const Connect4 *env, int *width, int *height) {
@@ -202,10 +214,10 @@ static void c_render(const Connect4 *env, Canvas *canvas) {
     raster_clear(canvas, COLOR_BLUE);
     for (int r = 0; r < CONNECT4_ROWS; r++) {
         for (int c = 0; c < CONNECT4_COLS; c++) {
-            const int8_t cell = env->board[r][c];
-            Color color = cell == CONNECT4_AGENT      ? COLOR_RED
-                          : cell == CONNECT4_OPPONENT ? COLOR_YELLOW
-                                                      : COLOR_BACKGROUND;
+            const uint64_t bit = connect4_bit(r, c);
+            Color color = (env->agent & bit)      ? COLOR_RED
+                          : (env->opponent & bit) ? COLOR_YELLOW
+                                                  : COLOR_BACKGROUND;
             /* Row 0 is the bottom of the board, drawn last on screen. */
             raster_circle(canvas, c * px + px / 2, (CONNECT4_ROWS - 1 - r) * px + px / 2,
                           px / 2 - 4, color);
@@ -218,12 +230,23 @@ static void c_close(Connect4 *env) {
 }
 
 static const int ACTION_SIZES[] = {CONNECT4_COLS};
+static const PufferKey KEYS[] = {{"1", 0, 0}, {"2", 0, 1}, {"3", 0, 2}, {"4", 0, 3},
+                                 {"5", 0, 4}, {"6", 0, 5}, {"7", 0, 6}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
-    .doc = "Connect Four on a 6x7 board against an opponent that wins, else blocks, else plays "
-           "at random. Reward +1 win, -1 loss, 0 draw; a move into a full column loses (-1, "
-           "terminal). Observation: (42,) float32 in {-1, 0, 1}; cell (row r, column c) at r * 7 "
-           "+ c, row 0 at the bottom; +1 the agent's pieces, -1 the opponent's. Action: "
-           "Discrete(7), the column.",
+    .doc = "PufferLib 3.0's connect4: Connect Four on a 6x7 board, the agent moving first, "
+           "against a depth-3 negamax opponent. Observation: (42,) float32 in {-1, 0, 1}, "
+           "column-major: cell (row r, column c) at c * 6 + r, row 0 at the bottom; +1 the "
+           "agent's pieces, -1 the opponent's. Action: Discrete(7), the column.\n\n"
+           "| rule | value |\n|---|---|\n"
+           "| win (four in a row) | +1, terminal |\n"
+           "| loss, or a move into a full column | -1, terminal |\n"
+           "| full board | the agent's next move is into a full column: -1 |\n"
+           "| opponent | book: column 3 opening -> 2, column 4 -> 3; else an immediate win "
+           "(lowest column); else the lowest depth-3 negamax value (a node is minus the sum of "
+           "its children, a won position 10^depth left), ties uniformly at random |\n\n"
+           "Differences: the next game starts in the step that ends one (theirs spends one "
+           "more step, action ignored, to show the empty board); the log counts every game "
+           "(theirs clears it at each reset).",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = CONNECT4_OBS,
     .obs_low = -1,

@@ -107,6 +107,7 @@ static void c_close(Corridor *env) {
 }
 
 static const int ACTION_SIZES[] = {2};
+static const PufferKey KEYS[] = {{"left", 0, 0}, {"right", 0, 1}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Walk to the goal at one end of a 9-cell corridor, starting in the middle; the goal "
            "end is drawn per episode. Reward 1 and a terminal on reaching it. Observation: (9,) "

@@ -209,6 +209,8 @@ static void c_close(G2048 *env) {
 }
 
 static const int ACTION_SIZES[] = {4};
+static const PufferKey KEYS[] = {
+    {"up", 0, 0}, {"down", 0, 1}, {"left", 0, 2}, {"right", 0, 3}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "2048: slide and merge tiles; a 2 or 4 spawns after every move that changes the "
            "board. Reward: 0.01 * log2(new tile) summed over a move's merges; -0.01 for a move "

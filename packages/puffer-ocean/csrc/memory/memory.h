@@ -123,6 +123,7 @@ static void c_close(Memory *env) {
 }
 
 static const int ACTION_SIZES[] = {MEMORY_CUES};
+static const PufferKey KEYS[] = {{"1", 0, 0}, {"2", 0, 1}, {"3", 0, 2}, {"4", 0, 3}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "See one of 4 cues, wait `delay` blank steps, then name the cue when queried: reward "
            "1 if right, else 0, and a terminal. Actions before the query are ignored. The query "

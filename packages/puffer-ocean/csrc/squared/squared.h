@@ -1,8 +1,9 @@
-/* Squared: walk to the target on an 11x11 grid. The simplest Ocean env, after PufferLib's
- * squared.h, and the template for the others: one agent, one target, a step limit.
+/* Squared: walk to the target on an 11x11 grid, PufferLib 3.0's squared task. The simplest
+ * Ocean env and the template for the others: one agent, one target, a step limit.
  *
- * Observation: 121 uint8 cells, row-major (EMPTY, AGENT, TARGET). Actions: Discrete(5).
- * Reward 1 and a terminal on reaching the target; the step limit truncates with reward 0.
+ * Rules (SPEC.doc has the table): start in the centre, target uniform on the other 120 cells.
+ * Reaching it pays +1; stepping off the grid or living past 3 * 11 = 33 steps pays -1; all three
+ * end the episode with a terminal (the time limit is a loss, not a truncation, as in theirs).
  */
 #ifndef PUFFER_SQUARED_H
 #define PUFFER_SQUARED_H
@@ -20,11 +21,12 @@ enum { SQUARED_EMPTY = 0, SQUARED_AGENT = 1, SQUARED_TARGET = 2 };
 typedef struct {
     float episode_return;
     float episode_length;
-    float score; /* 1 when the target was reached, 0 when truncated */
+    float score; /* the final reward: +1 target reached, -1 left the grid or ran out of time */
+    float perf;  /* 1 when the target was reached, else 0 */
     float n;
 } Log;
 _Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
-static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "n"};
+static const char *LOG_NAMES[] = {"episode_return", "episode_length", "score", "perf", "n"};
 _Static_assert(sizeof(LOG_NAMES) / sizeof(LOG_NAMES[0]) == sizeof(Log) / sizeof(float),
                "one name per Log field");
 
@@ -37,16 +39,15 @@ typedef struct {
     int num_agents;
     uint64_t rng;
     Log log;
-    int max_steps; /* config: steps before truncation */
+    int max_steps; /* config: steps survived; the next step ends the episode with -1 */
     int tick;
     int row, col;               /* agent cell */
     int target_row, target_col; /* target cell */
-    float episode_return;
 } Squared;
 
 static const PufferField CONFIG[] = {
     {"max_steps", offsetof(Squared, max_steps), PUFFER_INT, 3 * SQUARED_GRID, 1, 1e9,
-     "steps before an episode is truncated"},
+     "steps an episode may last; one more ends it with reward -1 (theirs: 3 * size)"},
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
@@ -57,7 +58,6 @@ static void c_init(Squared *env) {
 static void c_reset(Squared *env) {
     memset(env->observations, SQUARED_EMPTY, SQUARED_GRID * SQUARED_GRID);
     env->tick = 0;
-    env->episode_return = 0.0f;
     env->row = env->col = SQUARED_GRID / 2;
     do {
         env->target_row = rng_int(&env->rng, SQUARED_GRID);
@@ -70,18 +70,16 @@ static void c_reset(Squared *env) {
     env->truncations[0] = 0;
 }
 
-static void squared_end_episode(Squared *env, float score) {
-    env->log.episode_return += env->episode_return;
+/* Ends the episode with `reward` (a terminal either way) and starts the next one. */
+static void squared_end_episode(Squared *env, float reward) {
+    env->log.episode_return += reward; /* the only nonzero reward of an episode */
     env->log.episode_length += (float)env->tick;
-    env->log.score += score;
+    env->log.score += reward;
+    env->log.perf += (float)(reward > 0.0f);
     env->log.n += 1.0f;
-    /* c_reset clears the flags; keep this step's reward and flags for the caller. */
-    float reward = env->rewards[0];
-    uint8_t terminal = env->terminals[0], truncation = env->truncations[0];
-    c_reset(env);
+    c_reset(env); /* clears the flags: write this step's after it */
     env->rewards[0] = reward;
-    env->terminals[0] = terminal;
-    env->truncations[0] = truncation;
+    env->terminals[0] = 1;
 }
 
 static void c_step(Squared *env) {
@@ -93,22 +91,20 @@ static void c_step(Squared *env) {
     /* Branch-free: random actions would mispredict a switch on most steps. An out-of-range
      * action moves nowhere; actions are never used as indices. */
     int action = env->actions[0];
-    int row = env->row + (action == SQUARED_DOWN) - (action == SQUARED_UP);
-    int col = env->col + (action == SQUARED_RIGHT) - (action == SQUARED_LEFT);
-    env->row = row < 0 ? 0 : (row > SQUARED_GRID - 1 ? SQUARED_GRID - 1 : row);
-    env->col = col < 0 ? 0 : (col > SQUARED_GRID - 1 ? SQUARED_GRID - 1 : col);
+    env->row += (action == SQUARED_DOWN) - (action == SQUARED_UP);
+    env->col += (action == SQUARED_RIGHT) - (action == SQUARED_LEFT);
+    /* Unsigned compare: one test per axis catches both -1 and SQUARED_GRID. The time limit is
+     * checked first, so reaching the target on the step after it still loses (as in theirs). */
+    if (env->tick > env->max_steps || (unsigned)env->row >= SQUARED_GRID ||
+        (unsigned)env->col >= SQUARED_GRID) {
+        squared_end_episode(env, -1.0f);
+        return;
+    }
     if (env->row == env->target_row && env->col == env->target_col) {
-        env->rewards[0] = 1.0f;
-        env->terminals[0] = 1;
-        env->episode_return += 1.0f;
         squared_end_episode(env, 1.0f);
         return;
     }
     env->observations[env->row * SQUARED_GRID + env->col] = SQUARED_AGENT;
-    if (env->tick >= env->max_steps) {
-        env->truncations[0] = 1;
-        squared_end_episode(env, 0.0f);
-    }
 }
 
 static void c_frame_size(const Squared *env, int *width, int *height) {
@@ -133,10 +129,21 @@ static void c_close(Squared *env) {
 }
 
 static const int ACTION_SIZES[] = {5};
+static const PufferKey KEYS[] = {{"space", 0, SQUARED_NOOP},  {"down", 0, SQUARED_DOWN},
+                                 {"up", 0, SQUARED_UP},       {"left", 0, SQUARED_LEFT},
+                                 {"right", 0, SQUARED_RIGHT}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
-    .doc = "One agent walks to a target on an 11x11 grid; reward 1 and a terminal on arrival. "
-           "Observation: (121,) uint8 cells, row-major: 0 empty, 1 agent, 2 target. Action: "
-           "Discrete(5): no-op, down, up, left, right (walls stop the agent).",
+    .doc = "PufferLib 3.0's squared: one agent walks from the centre of an 11x11 grid to a "
+           "target placed uniformly on another cell. Observation: (121,) uint8 cells, "
+           "row-major: 0 empty, 1 agent, 2 target. Action: Discrete(5): no-op, down, up, left, "
+           "right.\n\n"
+           "| rule | value |\n|---|---|\n"
+           "| reach the target | +1, terminal |\n"
+           "| step off the grid | -1, terminal |\n"
+           "| step max_steps + 1 (default 34: 3 * 11 survived) | -1, terminal |\n"
+           "| any other step | 0 |\n\n"
+           "Differences: their `size` (default 11) is fixed at 11 (our observation width is "
+           "static); `max_steps` is theirs 3 * size made a parameter.",
     .obs_dtype = PUFFER_UINT8,
     .obs_size = SQUARED_GRID * SQUARED_GRID,
     .obs_low = 0,

@@ -372,6 +372,8 @@ static void c_close(Tetris *env) {
 }
 
 static const int ACTION_SIZES[] = {7};
+static const PufferKey KEYS[] = {{"idle", 0, 0}, {"left", 0, 1}, {"right", 0, 2}, {"up", 0, 3},
+                                 {"z", 0, 4},    {"down", 0, 5}, {"space", 0, 6}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Tetris: place falling tetrominoes; full rows clear. Reward 0.1, 0.3, 0.5, 0.8 for "
            "clearing 1-4 lines at once; terminal when a new piece cannot enter the well. "

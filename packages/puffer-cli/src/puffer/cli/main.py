@@ -14,7 +14,16 @@ import warnings
 import typer
 
 from puffer.cli import __version__
-from puffer.cli.commands import bench, build, evaluate, listing, sweep, train
+from puffer.cli.commands import (
+    bench,
+    build,
+    dashboard,
+    evaluate,
+    listing,
+    play,
+    sweep,
+    train,
+)
 
 __all__ = ["app", "main"]
 
@@ -47,7 +56,7 @@ def _root(
     """puffer: fast reinforcement learning."""
 
 
-for module in (train, evaluate, sweep, bench, listing, build):
+for module in (train, evaluate, sweep, bench, listing, build, dashboard, play):
     module.register(app)
 
 

@@ -10,11 +10,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
+from puffer.cli.config import env_defaults
 from puffer.core import PufferEnv, action_dtype
 from puffer.train import Config as RunConfig
 from puffer.train import Policy, make_policy
@@ -26,6 +28,7 @@ __all__ = [
     "EpisodeStats",
     "find_checkpoint",
     "load_policy",
+    "one_instance",
     "play",
     "random_actions",
 ]
@@ -75,6 +78,15 @@ def load_policy(checkpoint: Path, env: PufferEnv) -> Policy:
             f"{checkpoint} does not fit {env}: {error}; evaluate it on the env it was trained on"
         ) from error
     return policy.eval()
+
+
+def one_instance(creator: Callable[..., PufferEnv], env_config: dict[str, Any]) -> PufferEnv:
+    """One instance of an env to watch or play: `[env]` with `num_envs` 1 (where the creator
+    takes it), RGB frames, and episode stats reported every step (`log_interval` 1)."""
+    accepted = env_defaults(creator)
+    kwargs = dict(env_config, render_mode="rgb_array")
+    kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
+    return creator(**kwargs)
 
 
 def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int) -> np.ndarray:

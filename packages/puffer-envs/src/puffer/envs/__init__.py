@@ -1,6 +1,6 @@
 """puffer.envs: third-party env families with their preprocessing, policies and configs.
 
-Each family (Atari, MinAtar, MiniGrid, Crafter, butterfly) is an optional extra; its library
+Each family (Atari, MinAtar, MiniGrid, Crafter, butterfly, NetHack) is an optional extra; its library
 is imported only when one of its envs is made. `FAMILIES` says which are installed and how to
 install the others; `puffer.core.make("atari-breakout")` makes an env by id.
 """
@@ -13,6 +13,7 @@ from puffer.envs.butterfly import make_knights_archers_zombies, make_pistonball
 from puffer.envs.crafter import CrafterEnv, crafter_score
 from puffer.envs.minatar import MinAtarEnv
 from puffer.envs.minigrid import MiniGridEnv
+from puffer.envs.nethack import NetHackEnv
 
 __version__ = "0.1.0"
 
@@ -24,6 +25,7 @@ __all__ = [
     "MinAtarEnv",
     "MiniGridEnv",
     "MissingDependencyError",
+    "NetHackEnv",
     "crafter_score",
     "family",
     "make_knights_archers_zombies",

@@ -98,6 +98,27 @@ FAMILIES: dict[str, Family] = {
             "PettingZoo butterfly: cooperative multi-agent games (pistonball, knights-archers-"
             "zombies)",
         ),
+        Family(
+            "nethack",
+            "nethack",
+            ("nle",),
+            "nle>=1.3",
+            "NetHack Learning Environment: the roguelike, structured observations",
+        ),
+        Family(
+            "magent",
+            "magent",
+            ("magent2",),
+            "magent2",
+            "MAgent2 battle: 162-soldier two-army battles (PettingZoo)",
+        ),
+        Family(
+            "vizdoom",
+            "vizdoom",
+            ("vizdoom",),
+            "vizdoom",
+            "ViZDoom: first-person Doom scenarios (its Gymnasium wrapper)",
+        ),
     )
 }
 

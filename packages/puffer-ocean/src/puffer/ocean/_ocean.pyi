@@ -11,7 +11,8 @@ __version__: str
 ENVS: list[str]
 # name -> the header's SPEC: doc, c_type, header, obs_dtype, obs_size, obs_low, obs_high,
 # action_sizes, action_dim, action_low, action_high, config (name, type, default, min, max,
-# doc per field), log_names, env_size.
+# doc per field), log_names, env_size, keys (the key map of `puffer play`: (key, head, value)
+# triples; empty for a header without KEYS).
 SPECS: dict[str, dict[str, Any]]
 
 class _VecEnv:

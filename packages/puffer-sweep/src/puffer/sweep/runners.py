@@ -234,31 +234,65 @@ class LocalRunner(Runner):
                 pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _execute_on_ray_node(objective: Objective, params: Params) -> Outcome:
+    """`_execute` in a Ray task, noting the node it ran on in ``info["ray_node_id"]``."""
+    import ray
+
+    outcome = _execute(objective, params)
+    outcome.info.setdefault("ray_node_id", ray.get_runtime_context().get_node_id())
+    return outcome
+
+
 class RayRunner(Runner):
     """Runs each call as a Ray task, so a sweep spreads over every machine of a Ray cluster.
 
-    Ray must be initialized by the caller (``ray.init()`` or ``ray.init(address="auto")``); the
-    runner neither starts nor stops it.
+    With ``address`` None, Ray must be initialized by the caller (``ray.init()``) and the
+    runner neither starts nor stops it. With an ``address`` (an existing cluster's
+    ``"host:port"``, or ``"auto"``) and Ray not yet initialized, the runner connects to that
+    cluster and disconnects on `close`. Each outcome's ``info["ray_node_id"]`` says on which
+    node the run went.
 
     Args:
         slots: Runs at once.
         num_cpus: CPUs Ray reserves per run.
         num_gpus: GPUs Ray reserves per run (Ray sets ``CUDA_VISIBLE_DEVICES`` for the task).
+        resources: Custom Ray resources per run, e.g. ``{"trainer": 1}`` for nodes started
+            with ``ray start --resources '{"trainer": 2}'``.
+        spread: Place runs with Ray's SPREAD strategy, over as many nodes as fit.
+        address: The cluster to connect to when Ray is not initialized.
     """
 
-    def __init__(self, slots: int, num_cpus: float = 1, num_gpus: float = 0) -> None:
+    def __init__(
+        self,
+        slots: int,
+        num_cpus: float = 1,
+        num_gpus: float = 0,
+        resources: Mapping[str, float] | None = None,
+        spread: bool = False,
+        address: str | None = None,
+    ) -> None:
         import ray  # the [ray] extra; imported here so the package works without it
 
-        if not ray.is_initialized():
-            raise SweepConfigError(
-                "RayRunner: Ray is not initialized; call ray.init() (or ray.init(address='auto') "
-                "on a cluster) before making the runner"
-            )
         if slots < 1:
             raise SweepConfigError(f"RayRunner: slots must be >= 1, got {slots}")
+        self._connected = False
+        if not ray.is_initialized():
+            if address is None:
+                raise SweepConfigError(
+                    "RayRunner: Ray is not initialized; call ray.init() first, or pass "
+                    "address='host:port' (or 'auto') of a running cluster"
+                )
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            self._connected = True
         self.slots = slots
         self._ray = ray
-        self._remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_execute)
+        self._remote = ray.remote(
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            resources=dict(resources or {}),
+            scheduling_strategy="SPREAD" if spread else "DEFAULT",
+            max_retries=0,
+        )(_execute_on_ray_node)
         self._running: dict[Any, int] = {}
         self._next = 0
 
@@ -287,3 +321,6 @@ class RayRunner(Runner):
         for ref in self._running:
             self._ray.cancel(ref, force=True)
         self._running.clear()
+        if self._connected:
+            self._connected = False
+            self._ray.shutdown()

@@ -78,6 +78,8 @@ _DIR_NAME = _Check(
     lambda v: not re.search(r"[/\\]", v) and v not in (".", ".."), "naming one directory (no '/')"
 )
 _NON_EMPTY = _Check(bool, "that is not empty")
+# An encoder named by import path: "package.module:attribute".
+_FACTORY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 def _f(default: Any, help: str, check: _Check | None = None) -> Any:
@@ -168,6 +170,9 @@ class TrainConfig(_Checked):
         "torch intra-op threads (1 leaves the other core to the envs; 0 keeps torch's default)",
         _at_least(0),
     )
+    cuda_graphs: bool = _f(
+        True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
+    )
     total_timesteps: int = _f(10_000_000, "agent steps to train for", _at_least(1))
     batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon", _at_least(0))
     horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)", _at_least(1))
@@ -214,6 +219,9 @@ class TrainConfig(_Checked):
         50, "epochs between checkpoints; 0: only the one always written at the end", _at_least(0)
     )
     resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
+    tensorboard: bool = _f(
+        False, "also log metrics to <run dir>/tensorboard/ (the tensorboard extra)"
+    )
 
     def _check_together(self) -> None:
         if self.resume and not self.run_id:
@@ -267,8 +275,12 @@ class PolicyConfig(_Checked):
 
     encoder: str = _f(
         "mlp",
-        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs)",
-        _one_of("mlp", "nature_cnn", "impala"),
+        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs), or 'module:factory' for "
+        "a family's own encoder (factory(env, policy_config) -> module giving (B, hidden_size))",
+        _Check(
+            lambda v: v in ("mlp", "nature_cnn", "impala") or _FACTORY.fullmatch(v) is not None,
+            "among 'mlp', 'nature_cnn', 'impala' or of the form 'module:factory'",
+        ),
     )
     hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
     num_layers: int = _f(

@@ -37,7 +37,14 @@ from puffer.train.policies import Policy
 from puffer.train.ppo import LossCoefs, annealed_beta, cosine_lr, importance_weights, ppo_loss
 from puffer.train.rollout import Rollout, Step
 
-__all__ = ["PuffeRL", "resolve_device"]
+__all__ = ["TIME_SPLIT", "PuffeRL", "resolve_device"]
+
+# Where an epoch's wall time goes (`time/<key>` metrics, fractions of the epoch; `time/other` is
+# the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the vecenv; rollout:
+# acting (policy inference, sampling, state, stores); forward: the training forward and loss;
+# backward; optimizer: gradient clip and step. On CUDA these are host times: kernels run
+# asynchronously, so device work shows up where the host next waits for it (no syncs are added).
+TIME_SPLIT = ("env", "rollout", "forward", "backward", "optimizer")
 
 # Episodes kept per env statistic for the running means (e.g. the 100-episode mean return).
 RECENT_EPISODES = 100
@@ -119,7 +126,7 @@ class PuffeRL:
         self._epoch_start = time.perf_counter()
         self.closed = False
 
-        self.rollout = Rollout(self.policy, vecenv, self.times)
+        self.rollout = Rollout(self.policy, vecenv, self.times, cfg.cuda_graphs)
         obs_space = vecenv.single_observation_space
         obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
         head = self.policy.head
@@ -142,6 +149,7 @@ class PuffeRL:
     def evaluate(self) -> None:
         """Collect one epoch of segments into the buffer (blocks on the env)."""
         self._check_open("evaluate")
+        start, timed = time.perf_counter(), self.times["env"] + self.times["rollout"]
         if not self._started:
             self.rollout.reset(self._next_seed())
             self._started = True
@@ -160,6 +168,9 @@ class PuffeRL:
                 # The epoch is full: hold this reply unsent; the next epoch acts on it with the
                 # updated policy.
                 self.rollout.hold(step)
+                # Acting time not yet counted (buffer stores, stats) is the rollout's too.
+                spent = self.times["env"] + self.times["rollout"] - timed
+                self.times["rollout"] += time.perf_counter() - start - spent
                 return
             self._act(step)
 
@@ -227,7 +238,6 @@ class PuffeRL:
         """
         self._check_open("train")
         cfg, sizes, buf = self.config.train, self.sizes, self.buffer
-        start = time.perf_counter()
         lr = cosine_lr(cfg.learning_rate, self.epoch, sizes.epochs)
         for group in self.optimizer.param_groups:
             group["lr"] = lr if cfg.anneal_lr else cfg.learning_rate
@@ -238,6 +248,7 @@ class PuffeRL:
         next_values, ratio = buf.next_values[:segments], buf.ratio
         ratio.fill_(1.0)
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
+        times, clock = self.times, time.perf_counter
         for _ in range(sizes.minibatches):
             advantages = puff_advantage(
                 values,
@@ -253,34 +264,39 @@ class PuffeRL:
             )
             probs = segment_priorities(advantages, cfg.prio_alpha)
             idx = torch.multinomial(probs, sizes.minibatch_segments, replacement=False)
-            mb_obs = buf.observations[idx]
-            mb_actions = buf.actions[idx]
-            mb_logprob = buf.logprobs[idx]
             mb_value = values[idx]
             mb_adv = advantages[idx]
-            mb_returns = mb_adv + mb_value
-            mb_weight = importance_weights(probs, idx, beta).unsqueeze(1)
             mb_state = tuple(s[idx] for s in buf.states)
-            params, new_value = self.policy.forward_train(mb_obs, mb_state, buf.starts(idx))
+            tick = clock()
+            params, new_value = self.policy.forward_train(
+                buf.observations[idx], mb_state, buf.starts(idx)
+            )
             mb_action_masks = None if buf.action_masks is None else buf.action_masks[idx]
-            new_logprob, entropy = self.policy.head.evaluate(params, mb_actions, mb_action_masks)
+            new_logprob, entropy = self.policy.head.evaluate(
+                params, buf.actions[idx], mb_action_masks
+            )
             loss, stats = ppo_loss(
                 new_logprob,
                 entropy,
                 new_value,
-                mb_logprob,
+                buf.logprobs[idx],
                 mb_value,
                 mb_adv,
-                mb_returns,
-                mb_weight,
+                mb_adv + mb_value,
+                importance_weights(probs, idx, beta).unsqueeze(1),
                 buf.masks[idx],
                 self.coefs,
             )
+            tock = clock()
+            times["forward"] += tock - tick
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            tick = clock()
+            times["backward"] += tick - tock
             distributed.average_gradients(self.policy)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
             self.optimizer.step()
+            times["optimizer"] += clock() - tick
             ratio[idx] = stats.pop("ratio")
             stats["grad_norm"] = grad_norm.detach()
             for key, value in stats.items():
@@ -294,7 +310,6 @@ class PuffeRL:
         self.losses["learning_rate"] = self.optimizer.param_groups[0]["lr"]
         self.losses["prio_beta"] = beta
         self.epoch += 1
-        self.times["train"] += time.perf_counter() - start
         return dict(self.losses)
 
     # Reporting ----------------------------------------------------------------------------
@@ -323,9 +338,9 @@ class PuffeRL:
         total = self.config.train.total_timesteps
         remaining = max(total - self.global_step, 0)
         metrics["performance/time_left"] = remaining / max(metrics["performance/sps"], 1e-9)
-        accounted = sum(self.times.values())
-        for key, value in self.times.items():
-            metrics[f"time/{key}"] = value / elapsed
+        for key in TIME_SPLIT:
+            metrics[f"time/{key}"] = self.times.get(key, 0.0) / elapsed
+        accounted = sum(self.times.get(key, 0.0) for key in TIME_SPLIT)
         metrics["time/other"] = max(0.0, elapsed - accounted) / elapsed
         self.times.clear()
         self._epoch_start = now

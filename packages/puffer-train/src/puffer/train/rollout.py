@@ -30,6 +30,7 @@ from gymnasium import spaces
 from torch import Tensor
 
 from puffer.core import APIUsageError, action_dtype
+from puffer.train.graphs import GraphedForward
 from puffer.train.policies import Policy
 
 __all__ = ["Rollout", "Step"]
@@ -77,7 +78,10 @@ class Rollout:
         policy: acts on the device its parameters live on.
         vecenv: the async API (`async_reset`, `send`, `recv`, `num_agents`, the single spaces);
             not closed here.
-        times: a dict to add seconds spent in the env ("env") and in the policy ("forward") to.
+        times: a dict to add seconds spent in the env ("env") and the rest of acting (policy,
+            sampling, state, transfers: "rollout") to.
+        cuda_graphs: on a CUDA device, replay the forward of full batches from a CUDA graph
+            (`puffer.train.graphs`); `graph_status` says whether it is used, or why not.
 
     Example:
         >>> from puffer.core import make
@@ -92,7 +96,13 @@ class Rollout:
         >>> env.close()
     """
 
-    def __init__(self, policy: Policy, vecenv: Any, times: dict[str, float] | None = None):
+    def __init__(
+        self,
+        policy: Policy,
+        vecenv: Any,
+        times: dict[str, float] | None = None,
+        cuda_graphs: bool = False,
+    ):
         self.policy = policy
         self.vecenv = vecenv
         self.device = next(policy.parameters()).device
@@ -107,6 +117,11 @@ class Rollout:
         self._nvec = _branch_sizes(space) if self.masked else None
         self.held: Step | None = None
         self._pinned: dict[str, Tensor] = {}
+        self._graph: GraphedForward | None = None
+        # Why the forward is (not) replayed from a CUDA graph; captured on the first full batch.
+        self.graph_status = "off (cuda_graphs=False)"
+        if cuda_graphs:
+            self.graph_status = GraphedForward.unavailable(self.device) or "pending"
 
     def reset(self, seed: int | None) -> None:
         """Start a reset of every env with `seed`; zero the recurrent state, drop a held step."""
@@ -139,11 +154,16 @@ class Rollout:
         """Run the policy on `step` (no grad): fills `state`, `params`, `value`, `next_state`."""
         start = time.perf_counter()
         step.state = self._gather_state(step)
+        forward = self.policy.forward_eval
         with torch.no_grad():
-            step.params, step.value, step.next_state = self.policy.forward_eval(
-                step.obs, step.state
-            )
-        self.times["forward"] += time.perf_counter() - start
+            if len(step.ids) == self.num_agents and self.graph_status == "pending":
+                self._graph, self.graph_status = GraphedForward.create(
+                    self.policy, step.obs, step.state
+                )
+            if self._graph is not None and len(step.ids) == self.num_agents:
+                forward = self._graph
+            step.params, step.value, step.next_state = forward(step.obs, step.state)
+        self.times["rollout"] += time.perf_counter() - start
         return step
 
     def sample(self, step: Step) -> tuple[Tensor, Tensor]:
@@ -156,7 +176,7 @@ class Rollout:
         start = time.perf_counter()
         with torch.no_grad():
             action, logprob, _ = self.policy.head.sample(step.params, step.action_masks)
-        self.times["forward"] += time.perf_counter() - start
+        self.times["rollout"] += time.perf_counter() - start
         return action, logprob
 
     def send(self, step: Step, action: Tensor) -> None:
@@ -167,7 +187,7 @@ class Rollout:
             action = action.clamp(*self.action_bounds)
         # Host-device sync: actions go back to the env on the host.
         env_actions = action.to(self.action_dtype).cpu().numpy()
-        self.times["forward"] += time.perf_counter() - start
+        self.times["rollout"] += time.perf_counter() - start
         start = time.perf_counter()
         self.vecenv.send(env_actions)
         self.times["env"] += time.perf_counter() - start

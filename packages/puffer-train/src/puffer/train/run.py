@@ -226,7 +226,8 @@ def _sinks(
     dashboard: bool,
     wandb: bool,
 ) -> list[MetricsSink]:
-    """The JSONL file (when there is a run directory), `extra`, the dashboard and wandb."""
+    """The JSONL file (when there is a run directory), `extra`, the dashboard, TensorBoard (if
+    `train.tensorboard`) and wandb."""
     sinks = list(extra or [])
     if paths is None:
         return sinks
@@ -235,6 +236,10 @@ def _sinks(
         from puffer.train.dashboard import Dashboard
 
         sinks.append(Dashboard(name))
+    if config.train.tensorboard:
+        from puffer.train.tensorboard_sink import TensorBoardSink
+
+        sinks.append(TensorBoardSink(paths.root / "tensorboard", config))
     if wandb:
         from puffer.train.wandb_sink import WandbSink
 

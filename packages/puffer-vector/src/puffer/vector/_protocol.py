@@ -31,41 +31,34 @@ import os
 import signal
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from puffer.core import Buffer
 
 __all__ = [
-    "MAX_SLEEP_SECONDS",
-    "MIN_SLEEP_SECONDS",
-    "SHORT_SLEEP_UNTIL_SECONDS",
     "SLOW_CHECK_SECONDS",
     "SPIN_SECONDS",
-    "YIELD_SECONDS",
-    "Backoff",
     "Flag",
     "SharedArray",
+    "spin_seconds",
+    "wait_for",
     "worker_main",
 ]
 
-# Waiting, on both sides: spin while an answer is likely within microseconds, yield the core
-# briefly, then sleep. The yield phase is short on purpose: on a machine with more runnable
-# processes than cores (2-core CI, shared machines), sched_yield sends the caller behind every
-# other runnable task, while a sleeper is woken by its timer and scheduled promptly (measured
-# on 2 loaded cores: a 100 µs yield phase gave 2-10x the throughput of a 1 ms one). Sleeps stay
-# short for the first milliseconds, which is when a step usually completes, so a waiter wakes
-# at most one short sleep late; only then do they double, so an idle worker costs <1% of a core.
+# Waiting, on both sides: spin while an answer is likely within microseconds, then block on a
+# semaphore that the other side posts right after each flag it writes. Blocking matters on a
+# machine with more runnable processes than cores (2-core CI, shared machines): a blocked
+# waiter costs nothing and the kernel wakes it as soon as the post lands, while a poller that
+# sleeps or yields keeps taking the cores from the processes doing the work and wakes late
+# (polling with short sleeps made SB3's PPO collection 0.3-0.9x SubprocVecEnv, which blocks on
+# pipes, on 2 loaded cores). A post with nobody blocked is an atomic add in user space.
 SPIN_SECONDS = 20e-6
-YIELD_SECONDS = 100e-6
-MIN_SLEEP_SECONDS = 20e-6
-SHORT_SLEEP_UNTIL_SECONDS = 5e-3
-MAX_SLEEP_SECONDS = 2e-3
-# How often a waiter does its slow checks (worker liveness, parent still alive).
+# How often a blocked waiter wakes for its slow checks (worker liveness, parent still alive).
 SLOW_CHECK_SECONDS = 10e-3
 
 
@@ -82,37 +75,49 @@ class Flag(enum.IntEnum):
     ERROR = 7
 
 
-class Backoff:
-    """Spin, then `os.sched_yield`, then sleep (short, then doubling); `reset` after work."""
+T = TypeVar("T")
+_LAST_COMMAND = int(Flag.CLOSE)  # flags up to this one are the parent's commands
 
-    __slots__ = ("_next_check", "_sleep", "_start")
 
-    def __init__(self) -> None:
-        self.reset()
+class _Orphaned(Exception):
+    """The parent process is gone: the worker closes its envs and exits quietly."""
 
-    def reset(self) -> None:
-        self._start = 0.0
-        self._sleep = MIN_SLEEP_SECONDS
-        self._next_check = SLOW_CHECK_SECONDS
 
-    def pause(self) -> bool:
-        """Wait a little. Returns True every SLOW_CHECK_SECONDS of waiting (for slow checks)."""
-        now = time.perf_counter()
-        if not self._start:
-            self._start = now
-        waited = now - self._start
-        if waited < SPIN_SECONDS:
-            return False
-        if waited < YIELD_SECONDS:
-            os.sched_yield()
-            return False
-        time.sleep(self._sleep)
-        if waited > SHORT_SLEEP_UNTIL_SECONDS:
-            self._sleep = min(2 * self._sleep, MAX_SLEEP_SECONDS)
-        if waited < self._next_check:
-            return False
-        self._next_check = waited + SLOW_CHECK_SECONDS
-        return True
+def spin_seconds(processes: int) -> float:
+    """SPIN_SECONDS when each of `processes` has a core to itself, else 0: a spinner on a
+    shared core only delays the process it waits for."""
+    return SPIN_SECONDS if processes <= (os.cpu_count() or 1) else 0.0
+
+
+def wait_for(ready: Callable[[], T], posted: Any, slow_check: Callable[[], None], spin: float) -> T:
+    """Return `ready()` once it is truthy: spin `spin` seconds, then block on `posted`.
+
+    Args:
+        ready: polls the shared flags; a falsy result means not yet.
+        posted: a `multiprocessing.Semaphore` the writer releases after each flag it stores.
+        slow_check: called every SLOW_CHECK_SECONDS of blocking (raise or exit from it).
+        spin: seconds of polling before blocking (`spin_seconds`).
+
+    Posts that arrived while spinning are drained before blocking and before returning, so
+    the count stays small (it is bounded by the number of writers, not by the steps taken).
+    """
+    result = ready()
+    if not result:
+        start = time.perf_counter()
+        while not (result := ready()):
+            if time.perf_counter() - start < spin:
+                continue
+            while posted.acquire(False):
+                pass
+            # A flag stored before the drain is seen here; one stored after it leaves a post
+            # behind, so the blocking acquire below returns at once: no wake-up is lost.
+            if result := ready():
+                break
+            if not posted.acquire(timeout=SLOW_CHECK_SECONDS):
+                slow_check()
+    while posted.acquire(False):
+        pass
+    return result
 
 
 @dataclass(frozen=True)
@@ -168,9 +173,16 @@ def worker_main(
     arrays: dict[str, SharedArray],
     flags_handle: SharedArray,
     pipe: Any,
+    wake: Any,
+    done: Any,
+    spin: float,
     parent_pid: int,
 ) -> None:
-    """Run envs `[first_env, first_env + num_envs)` over their rows until CLOSE or an error."""
+    """Run envs `[first_env, first_env + num_envs)` over their rows until CLOSE or an error.
+
+    `wake` is this worker's semaphore, posted by the parent after each command flag; `done`
+    is the one the parent blocks on, posted here after each result flag.
+    """
     # Ctrl-C goes to the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     flags = attach_flags(flags_handle)
@@ -183,9 +195,18 @@ def worker_main(
             envs.append(env_creator(*env_args, buf=buf.rows(row, row + per), **env_kwargs))
             spec.check(envs[-1], f"worker {index}")
         flags[index] = Flag.READY
-        backoff = Backoff()
+        done.release()
+
+        def orphaned() -> None:
+            if os.getppid() != parent_pid:
+                raise _Orphaned  # the parent died without closing us
+
+        def next_command() -> int:
+            flag = flags[index]
+            return flag if flag <= _LAST_COMMAND else 0
+
         while True:
-            command = flags[index]
+            command = wait_for(next_command, wake, orphaned, spin)
             if command == Flag.STEP:
                 infos = []
                 for env in envs:
@@ -195,22 +216,22 @@ def worker_main(
                 infos = []
                 for env, seed in zip(envs, seeds, strict=True):
                     infos.extend(env.reset(seed)[-1])
-            elif command == Flag.CLOSE:
-                break
             else:
-                if backoff.pause() and os.getppid() != parent_pid:
-                    break  # orphaned: the parent died without closing us
-                continue
-            backoff.reset()
+                break
             # The flag goes first so that the parent is reading while a long info list is
             # written; the other order could block on a full pipe.
             if infos:
                 flags[index] = Flag.DONE_INFOS
+                done.release()
                 pipe.send(infos)
             else:
                 flags[index] = Flag.DONE
+                done.release()
+    except _Orphaned:
+        pass
     except BaseException:
         flags[index] = Flag.ERROR
+        done.release()
         pipe.send(traceback.format_exc())
     finally:
         for env in envs:

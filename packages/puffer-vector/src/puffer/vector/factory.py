@@ -41,7 +41,8 @@ def make(
         zero_copy: batches are fixed contiguous groups of workers returned as views; if
             False, `recv` gathers the first ready workers, whichever they are (copies).
         seed: seed of the first reset when `reset`/`async_reset` get none; env i gets seed + i.
-        env_args / env_kwargs: extra arguments of every `env_creator` call.
+        env_args: extra positional arguments of every `env_creator` call.
+        env_kwargs: extra keyword arguments of every `env_creator` call.
         **backend_kwargs: passed to the backend class (e.g. `start_method` for
             multiprocessing, `ray_address` for ray).
 

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from puffer.core import Buffer, WorkerError
-from puffer.vector._protocol import Backoff, Flag, SharedArray, attach_flags, worker_main
+from puffer.vector._protocol import (
+    Flag,
+    SharedArray,
+    attach_flags,
+    spin_seconds,
+    wait_for,
+    worker_main,
+)
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
 __all__ = ["CLOSE_TIMEOUT_SECONDS", "SHM_PREFIX", "Multiprocessing", "default_num_workers"]
@@ -44,6 +51,8 @@ class _Resources:
     handles: list[SharedArray] = field(default_factory=list)
     processes: list[Any] = field(default_factory=list)
     pipes: list[Any] = field(default_factory=list)
+    wakes: list[Any] = field(default_factory=list)
+    done: Any = None
     flags: memoryview | None = None
 
 
@@ -56,6 +65,7 @@ def _release(res: _Resources) -> None:
             # A worker that was mid-step overwrites CLOSE with DONE when it finishes; repeat.
             if res.flags is not None and res.flags[w] not in (Flag.CLOSE, Flag.ERROR):
                 res.flags[w] = Flag.CLOSE
+                res.wakes[w].release()
             _drain(res.pipes[w])  # a worker blocked writing infos to a full pipe cannot exit
         connection.wait([res.processes[w].sentinel for w in alive], timeout=0.01)
         alive = [w for w in alive if res.processes[w].exitcode is None]
@@ -70,6 +80,9 @@ def _release(res: _Resources) -> None:
     res.processes.clear()
     res.pipes.clear()
     res.handles.clear()
+    # Dropping the semaphores unlinks them (spawn/forkserver register named ones).
+    res.wakes.clear()
+    res.done = None
 
 
 def _drain(pipe: Any) -> None:
@@ -143,9 +156,14 @@ class Multiprocessing(Vectorizer):
             res.handles.append(flags_handle)
             self.buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
             self._flags = res.flags = attach_flags(flags_handle)
+            # Wake-ups (see `wait_for`): one semaphore per worker for the parent's commands,
+            # one for all the workers' results, which the parent blocks on.
+            res.done = context.Semaphore(0)
+            self._spin = spin_seconds(self.num_workers + 1)
             for w in range(self.num_workers):
                 parent_end, child_end = context.Pipe()
                 res.pipes.append(parent_end)
+                res.wakes.append(context.Semaphore(0))
                 process = context.Process(
                     target=worker_main,
                     name=f"puffer-vector-worker-{w}",
@@ -160,6 +178,9 @@ class Multiprocessing(Vectorizer):
                         arrays,
                         flags_handle,
                         child_end,
+                        res.wakes[w],
+                        res.done,
+                        self._spin,
                         os.getpid(),
                     ),
                     daemon=True,
@@ -193,19 +214,24 @@ class Multiprocessing(Vectorizer):
             envs = self._worker_envs(w)
             self._res.pipes[w].send(seeds[envs.start : envs.stop])
             self._flags[w] = Flag.RESET
+            self._res.wakes[w].release()
         self._pending.extend(self._units)
 
     def _start_step(self, workers: tuple[int, ...]) -> None:
-        flags = self._flags
+        flags, wakes = self._flags, self._res.wakes
         for w in workers:
             flags[w] = Flag.STEP
+            wakes[w].release()
         self._queue(workers)
 
     def _wait(self) -> tuple[tuple[int, ...], Infos]:
-        flags, backoff = self._flags, Backoff()
-        while (workers := self._take_ready(lambda w: flags[w] >= Flag.DONE)) is None:
-            if backoff.pause():
-                self._check_alive()
+        flags, done = self._flags, int(Flag.DONE)
+        workers = wait_for(
+            lambda: self._take_ready(lambda w: flags[w] >= done),
+            self._res.done,
+            self._check_alive,
+            self._spin,
+        )
         return workers, self._collect(workers, wait=False)
 
     def _shutdown(self) -> None:
@@ -216,10 +242,7 @@ class Multiprocessing(Vectorizer):
     def _wait_unit(self, unit: tuple[int, ...], least: Flag) -> None:
         flags = self._flags
         for w in unit:
-            backoff = Backoff()
-            while flags[w] < least:
-                if backoff.pause():
-                    self._check_alive()
+            wait_for(lambda w=w: flags[w] >= least, self._res.done, self._check_alive, self._spin)
             if flags[w] == Flag.ERROR:
                 self._raise_failure(w)
 

@@ -42,8 +42,10 @@ class _RayWorker:
             self.envs.append(env_creator(*env_args, buf=rows, **env_kwargs))
             spec.check(self.envs[-1], f"Ray actor for envs of {env_creator!r}")
 
-    def ready(self) -> bool:
-        return True
+    def node_id(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def reset(self, seeds: list[int | None]) -> tuple:
         infos: Infos = []
@@ -73,13 +75,22 @@ class _RayWorker:
 
 
 class Ray(Vectorizer):
-    """Run each worker's envs in a Ray actor (`num_cpus_per_worker` CPUs each).
+    """Run each worker's envs in a Ray actor, anywhere on a Ray cluster.
 
-    Arguments are those of `puffer.vector.make`, plus `ray_address` (passed to `ray.init` when
-    Ray is not initialized yet; None starts a local instance) and `num_cpus_per_worker`.
-    The env creator must be picklable by Ray (cloudpickle); one probe env is built in the
-    parent to learn the spaces. Results travel through the object store, so every batch is
-    copied once into `self.buf`.
+    Arguments are those of `puffer.vector.make`, plus:
+
+    - `ray_address`: passed to `ray.init` when Ray is not initialized yet: an existing
+      cluster's `"host:port"` (or `"auto"`); None starts a local instance.
+    - `num_cpus_per_worker`: CPUs Ray reserves per actor.
+    - `resources_per_worker`: custom Ray resources per actor, e.g. `{"envs": 1}` to keep the
+      actors on the nodes started with `ray start --resources '{"envs": 4}'`.
+    - `spread`: place the actors with Ray's SPREAD strategy, across as many nodes as fit,
+      instead of packing them onto the fewest.
+
+    `node_ids` says where each actor landed. The env creator must be picklable by Ray
+    (cloudpickle) and importable on every node; one probe env is built in the parent to
+    learn the spaces. Results travel through the object store, so every batch is copied once
+    into `self.buf`.
 
     Example:
         >>> import ray
@@ -101,6 +112,8 @@ class Ray(Vectorizer):
         env_kwargs: dict | None = None,
         ray_address: str | None = None,
         num_cpus_per_worker: float = 1,
+        resources_per_worker: dict[str, float] | None = None,
+        spread: bool = False,
     ):
         import ray
 
@@ -117,7 +130,11 @@ class Ray(Vectorizer):
         spec = self.spec
         self.buf = spec.allocate(self.num_agents)
         self._refs: dict[int, Any] = {}
-        actor = ray.remote(num_cpus=num_cpus_per_worker)(_RayWorker)
+        actor = ray.remote(
+            num_cpus=num_cpus_per_worker,
+            resources=dict(resources_per_worker or {}),
+            scheduling_strategy="SPREAD" if spread else "DEFAULT",
+        )(_RayWorker)
         self._actors = [
             actor.remote(
                 self.env_creator, self.env_args, self.env_kwargs, spec, self.envs_per_worker
@@ -125,11 +142,15 @@ class Ray(Vectorizer):
             for _ in range(self.num_workers)
         ]
         try:
-            for w, a in enumerate(self._actors):
-                self._get(w, a.ready.remote())
+            self._node_ids = [self._get(w, a.node_id.remote()) for w, a in enumerate(self._actors)]
         except BaseException:
             self.close()
             raise
+
+    @property
+    def node_ids(self) -> list[str]:
+        """The Ray node id (hex) of each worker's actor, in worker order."""
+        return list(self._node_ids)
 
     def _start_reset(self, seeds: list[int | None]) -> None:
         # Steps still in flight must finish before their workers are reset.

@@ -16,8 +16,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import env_defaults
-from puffer.cli.rollout import find_checkpoint, load_policy, play
+from puffer.cli.rollout import find_checkpoint, load_policy, one_instance, play
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
@@ -73,11 +72,7 @@ def evaluate(
         if opponent is not None:
             _match(creator, env, resolved.run, checkpoint, opponent, games)
             return
-        accepted = env_defaults(creator)
-        kwargs = dict(resolved.run.env, render_mode="rgb_array")
-        # One instance to watch; episode stats arrive every step rather than in batches.
-        kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
-        instance = creator(**kwargs)
+        instance = one_instance(creator, resolved.run.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)

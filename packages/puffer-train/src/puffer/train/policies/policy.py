@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import torch
 from gymnasium import spaces
@@ -110,6 +112,8 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         encoder = NatureCNN(obs_shape, hidden, config.cnn_channels)
     elif config.encoder == "impala":
         encoder = IMPALA(obs_shape, hidden, config.cnn_channels // 2)
+    elif ":" in config.encoder:
+        encoder = _imported(config.encoder)(env, config)
     else:
         raise APIUsageError(
             f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn' or 'impala'"
@@ -123,3 +127,15 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
     head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
     return Policy(encoder, head, hidden, cores[config.recurrent]())
+
+
+def _imported(path: str):
+    """The encoder factory named `module:attribute` (a family's own encoder, e.g. NetHack's)."""
+    module, _, name = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as error:
+        raise APIUsageError(
+            f"policy.encoder is {path!r}, which does not import ({error}); name an installed "
+            "'module:factory' or use 'mlp', 'nature_cnn' or 'impala'"
+        ) from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from puffer.kernels import linear_scan, lstm_sequence
+from puffer.kernels import linear_scan, lstm_cell_inference, lstm_sequence
 
 __all__ = ["LSTMCore", "MinGRUCore", "mingru_sequence_reference"]
 
@@ -37,15 +37,15 @@ class LSTMCore(nn.Module):
         zeros = torch.zeros(n, self.hidden_size, device=device)
         return (zeros, zeros.clone())
 
-    def _cell(self, x: Tensor, h: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
-        lstm = self.lstm
-        return torch.lstm_cell(
-            x, (h, c), lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0
-        )
-
     def step(self, x: Tensor, state: State) -> tuple[Tensor, State]:
-        """x (N, H), state ((N, H), (N, H)) already cut -> y (N, H), new state."""
-        h, c = self._cell(x, *state)
+        """x (N, H), state ((N, H), (N, H)) already cut -> y (N, H), new state.
+
+        Without gradients on CPU (the rollout) the cell runs as one kernel pass after the two
+        matrix products (`puffer.kernels.lstm_cell_inference`); otherwise `torch.lstm_cell`.
+        """
+        lstm = self.lstm
+        weights = (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+        h, c = lstm_cell_inference(x, *state, *weights)
         return h, (h, c)
 
     def sequence(self, x: Tensor, state: State, starts: Tensor) -> Tensor:

@@ -1,0 +1,252 @@
+// puffer dashboard: draws what data.js hands to pufferData() (puffer/cli/experiments.py makes
+// it). data.js is loaded as a <script>, not fetched, so the same page works served from
+// 127.0.0.1 and opened from disk (file:// pages may not fetch). When the data says
+// `refresh > 0` (served), data.js is loaded again every `refresh` seconds.
+"use strict";
+
+var pufferDashboard = (function () {
+  var PLOT_CONFIG = { displaylogo: false, responsive: true };
+  var MAX_CHOSEN = 20; // runs overlaid by default: the newest ones
+  var DEFAULT_METRIC = "environment/episode_return"; // every env logs it
+  var SMALL_PLOT = { displaylogo: false, responsive: true, displayModeBar: false };
+  var state = { data: null, chosen: null, known: new Set(), selected: null, signature: "" };
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      if (key === "text") node.textContent = attrs[key];
+      else if (key.slice(0, 2) === "on") node.addEventListener(key.slice(2), attrs[key]);
+      else node.setAttribute(key, attrs[key]);
+    });
+    (children || []).forEach(function (child) { node.appendChild(child); });
+    return node;
+  }
+
+  function fmt(value) {
+    if (value === null || value === undefined) return "–";
+    if (typeof value !== "number") return String(value);
+    if (Number.isInteger(value) && Math.abs(value) < 1e7) return value.toLocaleString("en");
+    return value.toPrecision(4);
+  }
+
+  function start() {
+    window.pufferData = receive;
+    document.getElementById("metric").addEventListener("change", drawCurves);
+    document.getElementById("xaxis").addEventListener("change", drawCurves);
+    load();
+  }
+
+  function load() {
+    var old = document.getElementById("data-script");
+    if (old) old.remove();
+    // The query defeats the browser cache; a file:// URL ignores it.
+    document.head.appendChild(el("script", { id: "data-script", src: "data.js?t=" + Date.now() }));
+  }
+
+  function receive(data) {
+    var signature = JSON.stringify([
+      data.runs.map(function (r) { return [r.id, r.steps, r.updated, r.video]; }),
+      data.sweeps.map(function (s) { return [s.id, s.points.length, s.failed]; }),
+    ]);
+    state.data = data;
+    if (state.chosen === null) {
+      state.chosen = new Set(data.runs.slice(0, MAX_CHOSEN).map(function (r) { return r.id; }));
+      data.runs.forEach(function (r) { state.known.add(r.id); });
+    }
+    data.runs.forEach(function (r) {
+      if (!state.known.has(r.id)) { state.known.add(r.id); state.chosen.add(r.id); }
+    });
+    document.getElementById("source").textContent = data.data_dir;
+    document.getElementById("updated").textContent =
+      data.runs.length + " runs, " + data.sweeps.length + " sweeps; read " +
+      new Date(data.generated * 1000).toLocaleTimeString();
+    if (signature !== state.signature) {
+      state.signature = signature;
+      fillMetrics();
+      drawCurves();
+      drawTable();
+      drawDetail();
+      drawSweeps();
+    }
+    document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
+    if (data.refresh > 0) setTimeout(load, data.refresh * 1000);
+  }
+
+  function fillMetrics() {
+    var select = document.getElementById("metric");
+    var names = new Set();
+    state.data.runs.forEach(function (r) { Object.keys(r.metrics).forEach(names.add, names); });
+    var sorted = Array.from(names).sort();
+    var current = select.value;
+    if (!current) current = names.has(DEFAULT_METRIC) ? DEFAULT_METRIC : sorted[0] || "";
+    select.replaceChildren.apply(select, sorted.map(function (name) {
+      return el("option", { value: name, text: name });
+    }));
+    select.value = current;
+  }
+
+  function drawCurves() {
+    var metric = document.getElementById("metric").value;
+    var x = document.getElementById("xaxis").value;
+    var traces = state.data.runs
+      .filter(function (r) { return state.chosen.has(r.id) && r.metrics[metric]; })
+      .map(function (r) {
+        // Epochs in which no episode ended log no env stats (null): bridge those gaps.
+        return { type: "scatter", mode: "lines+markers", name: r.id, x: r[x],
+          y: r.metrics[metric], connectgaps: true, marker: { size: 4 } };
+      });
+    var layout = {
+      margin: { t: 20, r: 10, b: 45, l: 60 },
+      xaxis: { title: { text: x === "step" ? "agent steps" : "training wall time (s)" } },
+      yaxis: { title: { text: metric } },
+      legend: { orientation: "h", y: -0.2 },
+    };
+    Plotly.react("curves", traces, layout, PLOT_CONFIG);
+  }
+
+  function diffText(diff, limit) {
+    var keys = Object.keys(diff);
+    var shown = keys.slice(0, limit).map(function (k) { return k + "=" + fmt(diff[k][0]); });
+    if (keys.length > limit) shown.push("+" + (keys.length - limit) + " more");
+    return shown.join("  ") || "defaults";
+  }
+
+  function drawTable() {
+    var rows = state.data.runs.map(function (r) {
+      var box = el("input", { type: "checkbox" });
+      box.checked = state.chosen.has(r.id);
+      box.addEventListener("click", function (event) {
+        event.stopPropagation();
+        if (box.checked) state.chosen.add(r.id); else state.chosen.delete(r.id);
+        drawCurves();
+      });
+      var video = r.video ? el("a", { href: "files/" + r.video, text: "eval.gif" }) : el("span");
+      var row = el("tr", { id: "run-" + r.id, "data-run": r.id, onclick: function () { select(r.id); } }, [
+        el("td", {}, [box]),
+        el("td", { text: r.id }),
+        el("td", { text: r.env + (r.sweep ? " (sweep)" : "") }),
+        el("td", { class: "diff", text: diffText(r.diff, 6) }),
+        el("td", { text: fmt(r.score) }),
+        el("td", { text: r.sps === null ? "–" : Math.round(r.sps).toLocaleString("en") }),
+        el("td", { text: fmt(r.steps) }),
+        el("td", {}, [video]),
+      ]);
+      if (r.id === state.selected) row.classList.add("selected");
+      return row;
+    });
+    var body = document.querySelector("#runs tbody");
+    body.replaceChildren.apply(body, rows);
+  }
+
+  function select(id) {
+    state.selected = id;
+    document.querySelectorAll("#runs tbody tr").forEach(function (row) {
+      row.classList.toggle("selected", row.dataset.run === id);
+    });
+    drawDetail();
+    var row = document.getElementById("run-" + id);
+    if (row) row.scrollIntoView({ block: "nearest" });
+  }
+
+  function drawDetail() {
+    var detail = document.getElementById("detail");
+    var run = state.data.runs.find(function (r) { return r.id === state.selected; });
+    if (!run) { detail.replaceChildren(); return; }
+    var rows = Object.keys(run.diff).map(function (k) {
+      return el("tr", {}, [
+        el("td", { text: k }), el("td", { text: fmt(run.diff[k][0]) }),
+        el("td", { text: fmt(run.diff[k][1]) }),
+      ]);
+    });
+    var parts = [
+      el("h3", { text: run.id }),
+      el("table", { class: "diff" }, [
+        el("thead", {}, [el("tr", {}, [el("th", { text: "key" }), el("th", { text: "value" }),
+          el("th", { text: "default" })])]),
+        el("tbody", {}, rows),
+      ]),
+    ];
+    if (run.video) parts.push(el("img", { id: "video", src: "files/" + run.video, alt: "eval video" }));
+    detail.replaceChildren.apply(detail, parts);
+  }
+
+  function drawSweeps() {
+    var holder = document.getElementById("sweeps");
+    holder.replaceChildren();
+    if (!state.data.sweeps.length) holder.appendChild(el("p", { text: "no sweep stores found" }));
+    state.data.sweeps.forEach(function (sweep, n) {
+      var plot = el("div", { id: "sweep-" + n, class: "plot sweep", "data-sweep": sweep.id });
+      var info = el("div", { class: "sweep-point", id: "sweep-point-" + n,
+        text: "click a point for its run and config" });
+      var params = el("div", { class: "params" });
+      holder.append(
+        el("h3", { text: sweep.id + ": " + sweep.goal + " " + sweep.metric + ", " +
+          sweep.points.length + " runs, " + sweep.failed + " failed" }),
+        plot, info, params);
+      drawSweep(sweep, plot, info);
+      sweep.params.forEach(function (name, k) {
+        var div = el("div", { id: "sweep-" + n + "-param-" + k, class: "param" });
+        params.appendChild(div);
+        drawParam(sweep, name, div);
+      });
+    });
+  }
+
+  function paramText(point) {
+    return Object.keys(point.params).map(function (k) { return k + "=" + fmt(point.params[k]); })
+      .join("<br>");
+  }
+
+  function drawSweep(sweep, plot, info) {
+    var pts = sweep.points;
+    var front = sweep.front.map(function (i) { return pts[i]; });
+    var all = {
+      type: "scatter", mode: "markers", name: "runs",
+      x: pts.map(function (p) { return p.cost; }), y: pts.map(function (p) { return p.score; }),
+      customdata: pts.map(function (p, i) { return i; }), text: pts.map(paramText),
+      hovertemplate: "cost %{x:.3g}<br>score %{y:.4g}<br>%{text}<extra>run %{customdata}</extra>",
+      marker: { color: "#457b9d", size: 8, opacity: 0.7 },
+    };
+    var pareto = {
+      type: "scatter", mode: "lines+markers", name: "Pareto front", line: { shape: "hv" },
+      x: front.map(function (p) { return p.cost; }), y: front.map(function (p) { return p.score; }),
+      customdata: sweep.front, text: front.map(paramText),
+      hovertemplate: "cost %{x:.3g}<br>score %{y:.4g}<br>%{text}<extra>front</extra>",
+      marker: { color: "#e63946", size: 11, symbol: "diamond" },
+    };
+    var layout = {
+      margin: { t: 20, r: 10, b: 45, l: 60 },
+      xaxis: { title: { text: "cost (s)" } }, yaxis: { title: { text: sweep.metric } },
+    };
+    Plotly.newPlot(plot, [all, pareto], layout, PLOT_CONFIG).then(function () {
+      plot.on("plotly_click", function (event) {
+        var point = pts[event.points[0].customdata];
+        var parts = [el("span", { text: "run " + point.run_id + ": score " + fmt(point.score) +
+          ", cost " + fmt(point.cost) + "; " + Object.keys(point.params).map(function (k) {
+            return k + "=" + fmt(point.params[k]);
+          }).join(", ") + " " })];
+        if (point.run) parts.push(el("a", { href: "#run-" + point.run, text: "open run",
+          onclick: function (e) { e.preventDefault(); select(point.run); } }));
+        info.replaceChildren.apply(info, parts);
+      });
+    });
+  }
+
+  function drawParam(sweep, name, div) {
+    var xs = sweep.points.map(function (p) { return p.params[name]; });
+    var numeric = xs.filter(function (v) { return typeof v === "number"; });
+    var positive = numeric.length === xs.length && numeric.every(function (v) { return v > 0; });
+    var wide = positive && Math.max.apply(null, numeric) / Math.min.apply(null, numeric) > 20;
+    Plotly.newPlot(div, [{
+      type: "scatter", mode: "markers", x: xs,
+      y: sweep.points.map(function (p) { return p.score; }),
+      marker: { color: "#1d3557", size: 7 },
+    }], {
+      margin: { t: 30, r: 10, b: 40, l: 50 }, title: { text: name, font: { size: 12 } },
+      xaxis: { type: wide ? "log" : "linear" }, yaxis: { title: { text: sweep.metric } },
+      showlegend: false,
+    }, SMALL_PLOT);
+  }
+
+  return { start: start, select: select, state: state };
+})();

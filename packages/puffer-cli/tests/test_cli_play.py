@@ -1,0 +1,192 @@
+"""`puffer play`: every Ocean env's key map, and the game played under Xvfb with real X key
+events from xdotool (breakout's paddle follows the arrows; 2048's score grows)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+from gymnasium import spaces
+from typer.testing import CliRunner
+
+import puffer.ocean
+from puffer.cli.main import app
+from puffer.cli.play import HUD_HEIGHT, IDLE, KeyMap
+from puffer.core import APIUsageError
+from puffer.ocean import _ocean
+
+XDOTOOL = shutil.which("xdotool")
+# Breakout's paddle spans these frame rows (csrc/breakout/breakout.h: its y is 310, height 8).
+PADDLE_ROWS = slice(310, 318)
+
+
+@pytest.mark.parametrize("name", _ocean.ENVS)
+def test_every_ocean_env_has_a_key_map(name: str) -> None:
+    space = puffer.ocean.ENVS[name].single_action_space
+    keys = KeyMap(name, _ocean.SPECS[name]["keys"], space)
+    pressed = [k for k, _, _ in keys.entries if k != IDLE]
+    assert pressed, f"{name} maps no key"
+    assert len(set(pressed)) == len(pressed), f"{name} maps a key twice"
+    # Every mapped key makes an action the env accepts, and they differ from one another.
+    codes = [keys.code(k) for k in pressed]
+    actions = [keys.action([c]) if keys.realtime else keys.press(c) for c in codes]
+    for action in actions:
+        assert space.contains(action), f"{name}: {action} is not in {space}"
+    assert len({a.tobytes() for a in actions}) == len(actions)
+    if isinstance(space, spaces.Discrete) and not keys.realtime:
+        assert len(actions) == space.n, f"{name}: some action has no key"
+
+
+def test_key_map_errors_name_the_fix() -> None:
+    with pytest.raises(APIUsageError, match="declares no key map; add `static const PufferKey"):
+        KeyMap("x", [], spaces.Discrete(3))
+    with pytest.raises(APIUsageError, match="'jump' is not a pygame key name"):
+        KeyMap("x", [("jump", 0, 1)], spaces.Discrete(3))
+    with pytest.raises(APIUsageError, match=r"sets head 0 to 5.0, outside \[0, 2\]"):
+        KeyMap("x", [("left", 0, 5)], spaces.Discrete(3))
+    with pytest.raises(APIUsageError, match="sets head 2, but the action has 2"):
+        KeyMap("x", [("left", 2, 1)], spaces.MultiDiscrete([3, 3]))
+
+
+def test_play_refuses_non_ocean_envs_and_no_display(monkeypatch) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["play", "bandit"])
+    assert result.exit_code == 2 and "is not an Ocean C env" in result.output
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    result = runner.invoke(app, ["play", "breakout"])
+    assert result.exit_code == 2 and "xvfb-run puffer play" in result.output
+
+
+class _Session:
+    """`puffer play` in a subprocess on display `display`, steered with xdotool."""
+
+    def __init__(self, display: str, *args: str):
+        self.env = {**os.environ, "DISPLAY": display, "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "puffer.cli", "play", *args],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            # Waits until the game's window is mapped (a cold start imports torch: slow),
+            # then gives it the keyboard focus; there is no window manager to do it.
+            pid = str(self.process.pid)
+            window = self._xdotool("search", "--sync", "--onlyvisible", "--pid", pid)
+            self._xdotool("windowfocus", "--sync", window.split()[0])
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Kill the game if it still runs (a failed test) and reap it."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate(timeout=60)
+
+    def _xdotool(self, *args: str) -> str:
+        assert XDOTOOL is not None
+        done = subprocess.run(
+            [XDOTOOL, *args], env=self.env, capture_output=True, text=True, timeout=180
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def hold(self, key: str, seconds: float) -> None:
+        self._xdotool("keydown", key)
+        time.sleep(seconds)
+        self._xdotool("keyup", key)
+
+    def tap(self, *keys: str) -> None:
+        for key in keys:
+            self._xdotool("key", key)
+            time.sleep(0.3)  # one frame at least, so each press is its own step
+
+    def quit(self) -> str:
+        """Escape, as a player quits; returns what the command printed."""
+        self._xdotool("key", "Escape")
+        out, _ = self.process.communicate(timeout=120)
+        assert self.process.returncode == 0, out
+        return out
+
+
+def test_play_breakout_under_xvfb_keys_move_the_paddle(x_display, tmp_path: Path) -> None:
+    gif = tmp_path / "breakout.gif"
+    game = _Session(x_display, "breakout", "--record", str(gif), "--fps", "30")
+    try:
+        time.sleep(1.0)  # idle: the paddle stays where it starts
+        game.hold("Left", 1.5)
+        game.hold("Right", 3.0)
+        out = game.quit()
+    finally:
+        game.close()
+    assert "played" in out and f"recording: {gif}" in out
+    frames = iio.imread(gif)[:, HUD_HEIGHT:]  # the score line is drawn above the env's frame
+    x = np.array([_paddle_x(frame) for frame in frames])
+    start = x[0]
+    left, right = int(np.argmin(x)), int(np.argmax(x))
+    # Left first, then right, each a long way from where the paddle started (576 px court).
+    assert x[left] < start - 150 and x[right] > start + 150 and left < right
+    assert x[1] == start  # the first step, before any key: idle keeps the paddle still
+
+
+def _paddle_x(frame: np.ndarray) -> float:
+    band = frame[PADDLE_ROWS].astype(np.int32)
+    background = band[:, :1]
+    columns = np.flatnonzero((np.abs(band - background).sum(-1) > 60).any(0))
+    assert columns.size, "no paddle in the frame"
+    return float(columns.mean())
+
+
+def test_play_2048_is_one_step_per_key_press_and_scores(x_display, tmp_path: Path) -> None:
+    gif = tmp_path / "g2048.gif"
+    game = _Session(x_display, "g2048", "--record", str(gif))
+    try:
+        game.tap("Up", "Left", "Down", "Right", "Up", "Left", "Down", "Right", "a", "Up")
+        out = game.quit()
+    finally:
+        game.close()
+    # Ten presses, nine of them mapped ("a" is not): nine steps, and merges scored.
+    assert "played 9 steps" in out, out
+    so_far = float(out.split("return so far ")[1].split()[0])
+    assert so_far > 0
+    assert iio.imread(gif).shape[0] == 10  # the first frame and one per step
+
+
+@pytest.mark.parametrize("policy", [False, True])
+def test_the_person_is_agent_0_and_the_others_act_for_themselves(policy: bool) -> None:
+    import torch
+
+    from puffer.cli.play import PolicyOthers, RandomOthers, Score
+    from puffer.core import make
+    from puffer.train import PolicyConfig, make_policy
+
+    torch.manual_seed(0)
+    env = make("target", num_envs=1, log_interval=1)  # 8 agents per instance
+    others = (
+        PolicyOthers(env, make_policy(PolicyConfig(hidden_size=8), env))
+        if policy
+        else RandomOthers(env, seed=0)
+    )
+    keys = KeyMap("target", _ocean.SPECS["target"]["keys"], env.single_action_space)
+    human = keys.action([keys.code("left"), keys.code("up")])  # turn hard left at full speed
+    score = Score()
+    others.reset(seed=0)
+    seen = []
+    for _ in range(64):
+        score.update(env, others.act(human))
+        np.testing.assert_array_equal(env.actions[0], human)
+        seen.append(env.actions[1:].copy())
+    # The other seven agents chose their own, varied actions.
+    assert len({a.tobytes() for a in seen}) > 1
+    assert score.step == 64
+    env.close()

@@ -151,8 +151,8 @@ class PuffeRL:
         while True:
             step = self.rollout.recv()
             self._add_stats(step.infos)
-            closing = self._store_reply(step)
             self.rollout.forward(step)
+            closing = self._store_reply(step)
             if closing is not None:
                 self.buffer.next_values[closing] = step.value
             if self.cursor.done:
@@ -172,11 +172,21 @@ class PuffeRL:
                     self.stats[key].extend([float(value)] * count)
 
     def _store_reply(self, step: Step) -> Tensor | None:
-        """Write r, d, u into the rows that acted last; return the segments this step closes."""
+        """Write r, d, u into the rows that acted last; return the segments this step closes.
+
+        A truncated row bootstraps from V(final obs) (DESIGN §6): the advantage kernel uses
+        V_t in place of the next value on truncated rows, so the reward stored there is
+        r + gamma * (V(final obs) - V_t), which makes its TD error r + gamma * V(final) - V_t.
+        """
         index, closing = self.cursor.reply_index(step.ids)
         if index is not None:
             buf = self.buffer
-            buf.rewards[index] = step.rewards
+            rewards = step.rewards
+            if step.final_values is not None:
+                truncated = (step.truncations & ~step.terminals).float()
+                gap = step.final_values - buf.values[index]
+                rewards = rewards + self.config.train.gamma * truncated * gap
+            buf.rewards[index] = rewards
             buf.terminals[index] = step.terminals.float()
             buf.truncations[index] = step.truncations.float()
         return closing

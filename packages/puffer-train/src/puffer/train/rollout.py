@@ -4,9 +4,11 @@ and `puffer eval`.
 One step, as `Rollout` runs it:
 
     vecenv.recv() -> Step: observations, rewards, flags to the device (zero-copy views on CPU,
-      through pinned host memory to CUDA)
+      through pinned host memory to CUDA); the final observations of truncated rows (only
+      when some row was truncated and the env writes them)
     forward(step):  gather the rows' recurrent state, cut it where this reply ended an episode
-      (multiply by 1 - done), policy.forward_eval -> params, value, next state
+      (multiply by 1 - done), policy.forward_eval -> params, value, next state; V(final obs)
+      of truncated rows from their uncut state
     sample(step):   action, log-prob from the action head
     send(step, a):  scatter the next state back to the rows; clip Box actions to the space's
       bounds, cast to the buffer dtype (int32 / float32), host copy, vecenv.send()
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,8 @@ from puffer.core import action_dtype
 from puffer.train.policies import Policy
 
 __all__ = ["Rollout", "Step"]
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -51,6 +55,11 @@ class Step:
         params: action-head parameters (set by `Rollout.forward`; None until then).
         value: (B,) float32 V(obs) (set by `Rollout.forward`).
         next_state: the recurrent state after this step (set by `Rollout.forward`).
+        final_rows: (K,) int64 host indices of the rows truncated (and not terminal) in this
+            reply whose final observation the env kept; empty otherwise.
+        final_obs: (K, *obs_shape) those final observations on the device, or None.
+        final_values: (B,) float32 V(final obs) on `final_rows`, 0 elsewhere (set by
+            `Rollout.forward`); None when no row was truncated.
     """
 
     obs: Tensor
@@ -64,6 +73,9 @@ class Step:
     params: Tensor | None = None
     value: Tensor | None = None
     next_state: tuple[Tensor, ...] = ()
+    final_rows: np.ndarray = field(default_factory=lambda: _NO_ROWS)
+    final_obs: Tensor | None = None
+    final_values: Tensor | None = None
 
 
 class Rollout:
@@ -112,7 +124,7 @@ class Rollout:
         start = time.perf_counter()
         obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
         self.times["env"] += time.perf_counter() - start
-        return Step(
+        step = Step(
             obs=self.to_device("obs", obs),
             rewards=self.to_device("rewards", rewards),
             terminals=self.to_device("terminals", terminals),
@@ -121,17 +133,38 @@ class Rollout:
             ids=np.asarray(ids),
             infos=infos,
         )
+        # Host-side check on the env's own flags: costs nothing on steps without truncation.
+        truncated = np.asarray(truncations)
+        if truncated.any():
+            final = getattr(self.vecenv, "final_observations", None)
+            rows = np.flatnonzero(truncated & ~np.asarray(terminals))
+            if final is not None and len(rows):
+                step.final_rows = rows
+                # A copy: the env's side array is rewritten by the next step.
+                step.final_obs = torch.from_numpy(final[rows]).to(self.device)
+        return step
 
     def forward(self, step: Step) -> Step:
         """Run the policy on `step` (no grad): fills `state`, `params`, `value`, `next_state`."""
         start = time.perf_counter()
-        step.state = self._gather_state(step)
+        state = self._gather_state(step)
+        step.state = self._cut_state(step, state)
         with torch.no_grad():
             step.params, step.value, step.next_state = self.policy.forward_eval(
                 step.obs, step.state
             )
+            if step.final_obs is not None:
+                step.final_values = self._final_values(step, state)
         self.times["forward"] += time.perf_counter() - start
         return step
+
+    def _final_values(self, step: Step, state: tuple[Tensor, ...]) -> Tensor:
+        """V(final obs) on the truncated rows, from the state that led to it (not cut)."""
+        rows = torch.from_numpy(step.final_rows).to(self.device)
+        _, value, _ = self.policy.forward_eval(step.final_obs, tuple(s[rows] for s in state))
+        values = torch.zeros_like(step.value)
+        values[rows] = value
+        return values
 
     def sample(self, step: Step) -> tuple[Tensor, Tensor]:
         """(action, log-prob) drawn from `step.params` with torch's generator on the device.
@@ -241,10 +274,13 @@ class Rollout:
         if not self.state:
             return ()
         if len(step.ids) == self.num_agents:
-            state = self.state
-        else:
-            index = torch.from_numpy(step.ids).to(self.device)
-            state = tuple(s[index] for s in self.state)
+            return self.state
+        index = torch.from_numpy(step.ids).to(self.device)
+        return tuple(s[index] for s in self.state)
+
+    def _cut_state(self, step: Step, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        if not state:
+            return ()
         # Cut the recurrent state where this reply ended an episode: the row's observation is
         # already the first of the next one.
         keep = (~(step.terminals | step.truncations)).float()

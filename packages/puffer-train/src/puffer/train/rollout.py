@@ -10,11 +10,13 @@ One step, as `Rollout` runs it:
       (multiply by 1 - done), policy.forward_eval -> params, value, next state; V(final obs)
       of truncated rows from their uncut state
     sample(step):   action, log-prob from the action head
-    send(step, a):  scatter the next state back to the rows; clip Box actions to the space's
-      bounds, cast to the buffer dtype (int32 / float32), host copy, vecenv.send()
+    send(step, a):  scatter the next state back to the rows; Box actions: where every bound is
+      finite the policy acts in [-1, 1], clipped there and mapped onto [low, high] (so a unit
+      Gaussian explores the whole range whatever its units), else clipped to the bounds; cast
+      to the buffer dtype (int32 / float32), host copy, vecenv.send()
 
-The policy's own action (unclipped) is what the trainer stores; only the env sees the clipped
-one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
+The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
+the mapped one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
 with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
 """
 
@@ -86,6 +88,9 @@ class Rollout:
         vecenv: the async API (`async_reset`, `send`, `recv`, `num_agents`, the single spaces);
             not closed here.
         times: a dict to add seconds spent in the env ("env") and in the policy ("forward") to.
+        learn: merge each reply's observations into the policy's running statistics
+            (`Policy.observe`) before acting on them; the trainer's rollout does, evaluation
+            does not.
 
     Example:
         >>> from puffer.core import make
@@ -100,8 +105,15 @@ class Rollout:
         >>> env.close()
     """
 
-    def __init__(self, policy: Policy, vecenv: Any, times: dict[str, float] | None = None):
+    def __init__(
+        self,
+        policy: Policy,
+        vecenv: Any,
+        times: dict[str, float] | None = None,
+        learn: bool = False,
+    ):
         self.policy = policy
+        self.learn = learn
         self.vecenv = vecenv
         self.device = next(policy.parameters()).device
         self.num_agents = int(vecenv.num_agents)
@@ -109,6 +121,9 @@ class Rollout:
         space = vecenv.single_action_space
         self.action_dtype = torch.from_numpy(np.zeros(0, dtype=action_dtype(space))).dtype
         self.action_bounds = _box_bounds(space, self.device)
+        self.rescale_actions = self.action_bounds is not None and bool(
+            np.isfinite(space.low).all() and np.isfinite(space.high).all()
+        )
         self.state = policy.initial_state(self.num_agents, self.device)
         self.held: Step | None = None
         self._pinned: dict[str, Tensor] = {}
@@ -150,6 +165,8 @@ class Rollout:
         state = self._gather_state(step)
         step.state = self._cut_state(step, state)
         with torch.no_grad():
+            if self.learn:
+                self.policy.observe(step.obs, step.masks)
             step.params, step.value, step.next_state = self.policy.forward_eval(
                 step.obs, step.state
             )
@@ -184,7 +201,11 @@ class Rollout:
         start = time.perf_counter()
         self._scatter_state(step.ids, step.next_state)
         if self.action_bounds is not None:
-            action = action.clamp(*self.action_bounds)
+            low, high = self.action_bounds
+            if self.rescale_actions:
+                action = low + (action.clamp(-1.0, 1.0) + 1.0) * (0.5 * (high - low))
+            else:
+                action = action.clamp(low, high)
         # Host-device sync: actions go back to the env on the host.
         env_actions = action.to(self.action_dtype).cpu().numpy()
         self.times["forward"] += time.perf_counter() - start

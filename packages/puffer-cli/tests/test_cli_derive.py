@@ -22,7 +22,6 @@ from puffer.train.policies import (
 )
 from puffer.vector import make as make_vec
 
-
 _FRAME = spaces.Box(0, 255, (80, 120, 3), np.uint8)
 
 

@@ -10,7 +10,17 @@ Cases:
   memory-{mlp,lstm,mingru}  Ocean memory (delay 4), 500k steps: recurrent ~1, MLP ~0.25 score
   breakout         Ocean breakout (PufferLib 3.0's game), 1024 envs, 20M steps: score 6.87 at 2M
 
+With `--defaults ENV --steps N` it instead trains ENV with the config `puffer train ENV
+--train.total-timesteps N` resolves (derived defaults and family TOML, nothing tuned here) and,
+beside it, Stable-Baselines3's PPO with its own defaults (`PPO("MlpPolicy", id)`: one env,
+2048-step rollouts) on the same Gymnasium id and budget. Every run of both happens in a fresh
+process of one process pool (`--jobs` at a time; 1 alternates ours and SB3's per seed, so both
+see the same machine load), with one torch thread each. Per run it prints the mean return of
+the last 100 training episodes, the mean return of `--eval-episodes` episodes of the trained
+policy (sampled actions on both sides), and the training wall time.
+
     uv run python benchmarks/learn.py cartpole-gym --seeds 0 1 2
+    nice -n 5 uv run python benchmarks/learn.py --defaults gym-CartPole-v1 --steps 100000
 """
 
 from __future__ import annotations
@@ -18,8 +28,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -151,12 +163,94 @@ def run(case: str, seed: int, threads: int) -> None:
     )
 
 
+def run_defaults(env_name: str, steps: int, seed: int, eval_episodes: int) -> dict:
+    """Ours: the config `puffer train ENV --train.total-timesteps STEPS` resolves."""
+    from puffer.cli.config import load_config
+    from puffer.train import train
+
+    overrides = ["--train.total-timesteps", str(steps), "--train.seed", str(seed)]
+    overrides += ["--train.data-dir", tempfile.mkdtemp(), "--train.device", "cpu"]
+    config = load_config(env_name, overrides=overrides).run
+    start = time.perf_counter()
+    result = train(env_name, config)
+    wall = time.perf_counter() - start
+    vecenv = make_vecenv(env_name, config)
+    try:
+        episodes = evaluate_episodes(result.policy, vecenv, eval_episodes, seed=10_000 + seed)
+    finally:
+        vecenv.close()
+    return {
+        "last100": result.recent.get("episode_return", math.nan),
+        "eval": float(np.mean([e["episode_return"] for e in episodes])),
+        "wall": wall,
+    }
+
+
+def run_sb3(env_name: str, steps: int, seed: int, eval_episodes: int) -> dict:
+    """SB3's PPO with its defaults on the same Gymnasium id (one torch thread, as ours)."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    torch.set_num_threads(1)
+    env_id = env_name.removeprefix("gym-")
+    start = time.perf_counter()
+    model = PPO("MlpPolicy", env_id, seed=seed, device="cpu")
+    model.learn(steps)
+    wall = time.perf_counter() - start
+    returns = [info["r"] for info in model.ep_info_buffer]
+    model.get_env().seed(10_000 + seed)
+    mean, _ = evaluate_policy(model, model.get_env(), eval_episodes, deterministic=False)
+    return {"last100": float(np.mean(returns)), "eval": float(mean), "wall": wall}
+
+
+def defaults(args: argparse.Namespace) -> None:
+    peer = args.defaults.startswith("gym-") and not args.no_peer
+    runners = [("puffer", run_defaults)] + ([("sb3", run_sb3)] if peer else [])
+    jobs = [(name, seed, fn) for seed in args.seeds for name, fn in runners]
+    print(
+        f"{args.defaults}, {args.steps:,} steps, seeds {args.seeds}; {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    results: dict[str, list[dict]] = {name: [] for name, _ in runners}
+    # A fresh process per run: nothing (threads, RNG, imports) carries from one to the next.
+    with ProcessPoolExecutor(args.jobs, max_tasks_per_child=1) as pool:
+        futures = [
+            (name, seed, pool.submit(fn, args.defaults, args.steps, seed, args.eval_episodes))
+            for name, seed, fn in jobs
+        ]
+        for name, seed, future in futures:
+            out = future.result()
+            results[name].append(out)
+            print(
+                f"  {name:<6} seed {seed}: last100 return {out['last100']:9.2f}  eval "
+                f"{out['eval']:9.2f}  wall {out['wall']:6.0f} s  load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    for name, runs in results.items():
+        print(
+            f"{name:<6} mean: last100 {statistics.mean(r['last100'] for r in runs):.2f}, eval "
+            f"{statistics.mean(r['eval'] for r in runs):.2f}, min last100 "
+            f"{min(r['last100'] for r in runs):.2f}, wall "
+            f"{statistics.mean(r['wall'] for r in runs):.0f} s"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="+")
+    parser.add_argument("cases", nargs="*")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--defaults", metavar="ENV", help="train ENV with the derived defaults")
+    parser.add_argument("--steps", type=int, default=100_000, help="budget of --defaults runs")
+    parser.add_argument("--eval-episodes", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (--defaults)")
+    parser.add_argument("--no-peer", action="store_true", help="skip SB3 (--defaults)")
     args = parser.parse_args()
+    if args.defaults:
+        defaults(args)
+        return
     for case in args.cases:
         for seed in args.seeds:
             run(case, seed, args.threads)

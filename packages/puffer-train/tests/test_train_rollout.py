@@ -1,5 +1,5 @@
 """The one rollout path: the trainer, `evaluate_episodes` and `puffer eval`'s `play` act
-through `Rollout`, so they send the same actions (clipped to the space, the buffer dtype) and
+through `Rollout`, so they send the same actions (mapped into the space, the buffer dtype) and
 cut the recurrent state the same way."""
 
 from __future__ import annotations

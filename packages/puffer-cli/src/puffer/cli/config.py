@@ -9,7 +9,10 @@ or flag it came from and the expected form in the message; the sections are buil
 end, so the dataclasses run their own checks too.
 
 Layers: the shipped `default.toml` (only the default search space: `[sweep.train.gamma]` tables),
-the env's shipped TOML, `--config FILE`, then `--section.key value` overrides. A layer may only
+the env's shipped TOML, `--config FILE`, then `--section.key value` overrides. An env without a
+TOML of its own gets, in its place, keys derived from its spaces (`puffer.cli.derive`) and then
+its family's TOML (`configs/families/`, matched by Gymnasium id); `Config.notes` says why each
+of those keys has its value, and `to_toml` prints that beside it. A layer may only
 set keys that exist, except that a file may add [env] keyword arguments the creator takes through
 `**kwargs`, and a file may declare a searched parameter `[sweep.<section>.<key>]` for any key.
 TOML has no null, so an optional key left out keeps None; `--sweep.max-cost none` unsets one.
@@ -29,6 +32,7 @@ from typing import Any, get_type_hints
 
 import tomli_w
 
+from puffer.cli.derive import Derived, derive_defaults, family_config, workers_for
 from puffer.cli.overrides import (
     ConfigError,
     Kind,
@@ -132,18 +136,21 @@ class Config:
         sweep_params: The searched parameters' spec tables by dotted key (e.g.
             "train.gamma": {"distribution": "logit", ...}), as `Param.from_spec` read them;
             kept to print them back.
+        notes: Why a key has its value, by (section, key), for keys derived from the env's
+            spaces or set by a family TOML (and not set again by a later layer).
     """
 
     env_name: str
     run: RunConfig
     sweep: SweepConfig
     sweep_params: dict[str, dict[str, Any]]
+    notes: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
 
     def to_toml(self) -> str:
         """The resolved config as TOML text, which `--config FILE` accepts back.
 
         Every key is written; an unset optional key (None, which TOML cannot hold) is written
-        as a comment.
+        as a comment, and a derived or family key is followed by a comment saying why.
         """
         options = {name: getattr(self.sweep, name) for name in _SWEEP_OPTIONS}
         tables: list[tuple[str, Mapping[str, Any]]] = [
@@ -156,10 +163,12 @@ class Config:
         for header, table in tables:
             lines += ["", f"[{header}]"]
             for key, value in table.items():
+                note = self.notes.get((header, key))
                 if value is None:
                     lines.append(f"# {key}: unset (None); TOML has no null, so it is left out")
                 else:
-                    lines.append(tomli_w.dumps({key: value}).rstrip("\n"))
+                    line = tomli_w.dumps({key: value}).rstrip("\n")
+                    lines.append(f"{line}  # {note}" if note else line)
         return "\n".join(lines) + "\n"
 
     def keys(self) -> Iterator[tuple[tuple[str, str], Any, Kind, str]]:
@@ -228,6 +237,7 @@ class _Layers:
         self.env = env_defaults(creator)
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
+        self.notes: dict[tuple[str, str], str] = {}
 
     def env_keys(self) -> dict[str, Any]:
         return {**self.env, **self.values["env"]}
@@ -252,8 +262,14 @@ class _Layers:
         self.values[section][key] = _checked(
             section, key, coerce(value, kind, where, example), where
         )
+        self.notes.pop((section, key), None)
 
-    def apply_file(self, data: Mapping[str, Any], origin: str) -> None:
+    def apply_derived(self, derived: list[Derived]) -> None:
+        for d in derived:
+            self.set(d.section, d.key, d.value, f"{flag((d.section, d.key))} (derived)", None)
+            self.notes[(d.section, d.key)] = f"derived: {d.why}"
+
+    def apply_file(self, data: Mapping[str, Any], origin: str, note: str | None = None) -> None:
         for section, table in data.items():
             if section not in SECTIONS:
                 raise ConfigError(
@@ -276,6 +292,8 @@ class _Layers:
                     )
                 else:
                     self.set(section, key, value, where, None)
+                    if note is not None:
+                        self.notes[(section, key)] = note
 
     def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
         section, _, key = name.partition(".")
@@ -322,12 +340,16 @@ class _Layers:
         return _field_default(_TYPED[section], key)
 
     def build(self) -> Config:
+        vec = self.values["vec"]
+        if self.notes.get(("vec", "num_workers"), "").startswith("derived"):
+            # A later layer may have changed num_envs: keep the workers dividing it.
+            vec["num_workers"] = workers_for(vec.get("num_envs", 1))
         run = RunConfig(
             env=self.env_keys(),
             **{name: section(**self.values[name]) for name, section in _TYPED.items()},
         )
         sweep = parse_sweep_config({**self.values["sweep"], **self.params})
-        return Config(self.env_name, run, sweep, self.params)
+        return Config(self.env_name, run, sweep, self.params, dict(self.notes))
 
 
 def _documented_attributes(cls: type) -> dict[str, str]:
@@ -381,7 +403,8 @@ def load_config(
 ) -> Config:
     """Resolve the config of `env_name`: defaults, env TOML, `config_file`, then `overrides`.
 
-    Checks every value (type, range, finiteness) on the way; creates nothing.
+    Checks every value (type, range, finiteness) on the way. An env without a TOML of its own
+    is made once (then closed) to derive keys from its spaces, under its family TOML if any.
 
     Args:
         env_name: A registered env name; its shipped TOML is used when there is one.
@@ -408,6 +431,13 @@ def load_config(
     env_file = _env_config_file(env_name, creator)
     if env_file.is_file():
         layers.apply_file(_read(env_file, env_file.name), env_file.name)
+    else:
+        derivation = derive_defaults(creator, layers.env_keys())
+        layers.apply_derived(derivation.keys)
+        family = family_config(env_name, derivation.continuous)
+        if family is not None:
+            origin = f"families/{family.name}"
+            layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
     if config_file is not None:
         path = Path(config_file)
         layers.apply_file(_read(path, str(path)), str(path))

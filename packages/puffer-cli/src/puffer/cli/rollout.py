@@ -133,7 +133,7 @@ def play(
     """Step `env` with `policy` until `episodes` episodes end.
 
     The acting is the trainer's `Rollout`: actions sampled from the policy, recurrent state
-    carried and cut at episode ends, Box actions clipped to the action space.
+    carried and cut at episode ends, Box actions mapped into the action space.
 
     Args:
         env: A PufferEnv (not closed here).

@@ -198,6 +198,9 @@ class TrainConfig(_Checked):
     vf_clip_coef: float = _f(0.2, "value clip around the rollout value", _above(0))
     vf_coef: float = _f(2.0, "value-loss weight", _at_least(0))
     ent_coef: float = _f(0.001, "entropy-bonus weight", _at_least(0))
+    normalize_reward: bool = _f(
+        False, "scale rewards by the running std of the discounted return (kept in checkpoints)"
+    )
     max_grad_norm: float = _f(1.5, "global gradient-norm clip", _above(0))
     optimizer: str = _f(
         "muon",
@@ -275,12 +278,18 @@ class PolicyConfig(_Checked):
 
     encoder: str = _f(
         "mlp",
-        "'mlp', 'nature_cnn' or 'impala' (the last two for image obs), or 'module:factory' for "
-        "a family's own encoder (factory(env, policy_config) -> module giving (B, hidden_size))",
+        "'mlp', 'nature_cnn', 'impala' (image obs), 'multi' (Dict/Tuple obs with image leaves), "
+        "or 'module:factory' for a family's own encoder (factory(env, policy_config) -> module "
+        "giving (B, hidden_size))",
         _Check(
-            lambda v: v in ("mlp", "nature_cnn", "impala") or _FACTORY.fullmatch(v) is not None,
-            "among 'mlp', 'nature_cnn', 'impala' or of the form 'module:factory'",
+            lambda v: (
+                v in ("mlp", "nature_cnn", "impala", "multi") or _FACTORY.fullmatch(v) is not None
+            ),
+            "among 'mlp', 'nature_cnn', 'impala', 'multi' or of the form 'module:factory'",
         ),
+    )
+    normalize_obs: bool = _f(
+        False, "standardize observations with running mean/std (saved with the model; 'mlp')"
     )
     hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
     num_layers: int = _f(

@@ -31,6 +31,7 @@ from puffer.train.advantage import puff_advantage, segment_priorities
 from puffer.train.buffer import Cursor, RolloutBuffer
 from puffer.train.config import Config, Sizes, TrainConfig
 from puffer.train.metrics import MetricsSink
+from puffer.train.normalize import RewardScaler
 from puffer.train.optim import make_optimizer
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy
@@ -126,7 +127,10 @@ class PuffeRL:
         self._epoch_start = time.perf_counter()
         self.closed = False
 
-        self.rollout = Rollout(self.policy, vecenv, self.times, cfg.cuda_graphs)
+        self.rollout = Rollout(self.policy, vecenv, self.times, cfg.cuda_graphs, learn=True)
+        self.reward_scaler = None
+        if cfg.normalize_reward:
+            self.reward_scaler = RewardScaler(self.sizes.num_agents, cfg.gamma).to(self.device)
         obs_space = vecenv.single_observation_space
         obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
         head = self.policy.head
@@ -160,8 +164,8 @@ class PuffeRL:
         while True:
             step = self.rollout.recv()
             self._add_stats(step.infos)
-            closing = self._store_reply(step)
             self.rollout.forward(step)
+            closing = self._store_reply(step)
             if closing is not None:
                 self.buffer.next_values[closing] = step.value
             if self.cursor.done:
@@ -184,11 +188,25 @@ class PuffeRL:
                     self.stats[key].extend([float(value)] * count)
 
     def _store_reply(self, step: Step) -> Tensor | None:
-        """Write r, d, u into the rows that acted last; return the segments this step closes."""
+        """Write r, d, u into the rows that acted last; return the segments this step closes.
+
+        A truncated row bootstraps from V(final obs) (DESIGN §6): the advantage kernel uses
+        V_t in place of the next value on truncated rows, so the reward stored there is
+        r + gamma * (V(final obs) - V_t), which makes its TD error r + gamma * V(final) - V_t.
+        """
         index, closing = self.cursor.reply_index(step.ids)
         if index is not None:
             buf = self.buffer
-            buf.rewards[index] = step.rewards
+            rewards = step.rewards
+            if self.reward_scaler is not None:
+                ids = torch.from_numpy(step.ids).to(self.device)
+                done = step.terminals | step.truncations
+                rewards = self.reward_scaler(rewards, done, ids, step.masks)
+            if step.final_values is not None:
+                truncated = (step.truncations & ~step.terminals).float()
+                gap = step.final_values - buf.values[index]
+                rewards = rewards + self.config.train.gamma * truncated * gap
+            buf.rewards[index] = rewards
             buf.terminals[index] = step.terminals.float()
             buf.truncations[index] = step.truncations.float()
         return closing
@@ -377,6 +395,9 @@ class PuffeRL:
             "rng": ckpt.rng_state(),
             "rollout": self.rollout.held_state(),
             "env": env_state,
+            "reward_scaler": None
+            if self.reward_scaler is None
+            else self.reward_scaler.state_dict(),
             "config": self.config.to_dict(),
             "num_agents": self.sizes.num_agents,
         }
@@ -393,6 +414,8 @@ class PuffeRL:
         try:
             self.policy.load_state_dict(state["model"])
             self.optimizer.load_state_dict(state["optimizer"])
+            if self.reward_scaler is not None and state.get("reward_scaler") is not None:
+                self.reward_scaler.load_state_dict(state["reward_scaler"])
         except (RuntimeError, KeyError, ValueError, APIUsageError) as error:
             raise ckpt.CheckpointError(
                 f"checkpoint model/optimizer do not fit this policy: {error}; resume with the "

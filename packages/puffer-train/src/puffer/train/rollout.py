@@ -4,16 +4,20 @@ and `puffer eval`.
 One step, as `Rollout` runs it:
 
     vecenv.recv() -> Step: observations, rewards, flags to the device (zero-copy views on CPU,
-      through pinned host memory to CUDA)
+      through pinned host memory to CUDA); the final observations of truncated rows (only
+      when some row was truncated and the env writes them)
     forward(step):  gather the rows' recurrent state, cut it where this reply ended an episode
-      (multiply by 1 - done), policy.forward_eval -> params, value, next state
+      (multiply by 1 - done), policy.forward_eval -> params, value, next state; V(final obs)
+      of truncated rows from their uncut state
     sample(step):   action, log-prob from the action head (illegal actions excluded when the
       env provides legal-action masks; rows that must act with no legal action are refused)
-    send(step, a):  scatter the next state back to the rows; clip Box actions to the space's
-      bounds, cast to the buffer dtype (int32 / float32), host copy, vecenv.send()
+    send(step, a):  scatter the next state back to the rows; Box actions: where every bound is
+      finite the policy acts in [-1, 1], clipped there and mapped onto [low, high] (so a unit
+      Gaussian explores the whole range whatever its units), else clipped to the bounds; cast
+      to the buffer dtype (int32 / float32), host copy, vecenv.send()
 
-The policy's own action (unclipped) is what the trainer stores; only the env sees the clipped
-one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
+The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
+the mapped one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
 with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
 """
 
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +38,8 @@ from puffer.train.graphs import GraphedForward
 from puffer.train.policies import Policy
 
 __all__ = ["Rollout", "Step"]
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -55,6 +61,11 @@ class Step:
         params: action-head parameters (set by `Rollout.forward`; None until then).
         value: (B,) float32 V(obs) (set by `Rollout.forward`).
         next_state: the recurrent state after this step (set by `Rollout.forward`).
+        final_rows: (K,) int64 host indices of the rows truncated (and not terminal) in this
+            reply whose final observation the env kept; empty otherwise.
+        final_obs: (K, *obs_shape) those final observations on the device, or None.
+        final_values: (B,) float32 V(final obs) on `final_rows`, 0 elsewhere (set by
+            `Rollout.forward`); None when no row was truncated.
     """
 
     obs: Tensor
@@ -69,6 +80,9 @@ class Step:
     params: Tensor | None = None
     value: Tensor | None = None
     next_state: tuple[Tensor, ...] = ()
+    final_rows: np.ndarray = field(default_factory=lambda: _NO_ROWS)
+    final_obs: Tensor | None = None
+    final_values: Tensor | None = None
 
 
 class Rollout:
@@ -82,6 +96,9 @@ class Rollout:
             sampling, state, transfers: "rollout") to.
         cuda_graphs: on a CUDA device, replay the forward of full batches from a CUDA graph
             (`puffer.train.graphs`); `graph_status` says whether it is used, or why not.
+        learn: merge each reply's observations into the policy's running statistics
+            (`Policy.observe`) before acting on them; the trainer's rollout does, evaluation
+            does not.
 
     Example:
         >>> from puffer.core import make
@@ -102,8 +119,10 @@ class Rollout:
         vecenv: Any,
         times: dict[str, float] | None = None,
         cuda_graphs: bool = False,
+        learn: bool = False,
     ):
         self.policy = policy
+        self.learn = learn
         self.vecenv = vecenv
         self.device = next(policy.parameters()).device
         self.num_agents = int(vecenv.num_agents)
@@ -111,6 +130,9 @@ class Rollout:
         space = vecenv.single_action_space
         self.action_dtype = torch.from_numpy(np.zeros(0, dtype=action_dtype(space))).dtype
         self.action_bounds = _box_bounds(space, self.device)
+        self.rescale_actions = self.action_bounds is not None and bool(
+            np.isfinite(space.low).all() and np.isfinite(space.high).all()
+        )
         self.state = policy.initial_state(self.num_agents, self.device)
         # The mask path is on only when the env provides legal-action masks.
         self.masked = getattr(vecenv, "action_masks", None) is not None
@@ -139,7 +161,7 @@ class Rollout:
             legal = self.vecenv.action_masks
             _check_legal(legal, masks, ids, self._nvec, self.vecenv)
             action_masks = self.to_device("action_masks", legal)
-        return Step(
+        step = Step(
             obs=self.to_device("obs", obs),
             rewards=self.to_device("rewards", rewards),
             terminals=self.to_device("terminals", terminals),
@@ -149,13 +171,26 @@ class Rollout:
             infos=infos,
             action_masks=action_masks,
         )
+        # Host-side check on the env's own flags: costs nothing on steps without truncation.
+        truncated = np.asarray(truncations)
+        if truncated.any():
+            final = getattr(self.vecenv, "final_observations", None)
+            rows = np.flatnonzero(truncated & ~np.asarray(terminals))
+            if final is not None and len(rows):
+                step.final_rows = rows
+                # A copy: the env's side array is rewritten by the next step.
+                step.final_obs = torch.from_numpy(final[rows]).to(self.device)
+        return step
 
     def forward(self, step: Step) -> Step:
         """Run the policy on `step` (no grad): fills `state`, `params`, `value`, `next_state`."""
         start = time.perf_counter()
-        step.state = self._gather_state(step)
+        state = self._gather_state(step)
+        step.state = self._cut_state(step, state)
         forward = self.policy.forward_eval
         with torch.no_grad():
+            if self.learn:
+                self.policy.observe(step.obs, step.masks)
             if len(step.ids) == self.num_agents and self.graph_status == "pending":
                 self._graph, self.graph_status = GraphedForward.create(
                     self.policy, step.obs, step.state
@@ -163,8 +198,18 @@ class Rollout:
             if self._graph is not None and len(step.ids) == self.num_agents:
                 forward = self._graph
             step.params, step.value, step.next_state = forward(step.obs, step.state)
+            if step.final_obs is not None:
+                step.final_values = self._final_values(step, state)
         self.times["rollout"] += time.perf_counter() - start
         return step
+
+    def _final_values(self, step: Step, state: tuple[Tensor, ...]) -> Tensor:
+        """V(final obs) on the truncated rows, from the state that led to it (not cut)."""
+        rows = torch.from_numpy(step.final_rows).to(self.device)
+        _, value, _ = self.policy.forward_eval(step.final_obs, tuple(s[rows] for s in state))
+        values = torch.zeros_like(step.value)
+        values[rows] = value
+        return values
 
     def sample(self, step: Step) -> tuple[Tensor, Tensor]:
         """(action, log-prob) drawn from `step.params` with torch's generator on the device.
@@ -184,7 +229,11 @@ class Rollout:
         start = time.perf_counter()
         self._scatter_state(step.ids, step.next_state)
         if self.action_bounds is not None:
-            action = action.clamp(*self.action_bounds)
+            low, high = self.action_bounds
+            if self.rescale_actions:
+                action = low + (action.clamp(-1.0, 1.0) + 1.0) * (0.5 * (high - low))
+            else:
+                action = action.clamp(low, high)
         # Host-device sync: actions go back to the env on the host.
         env_actions = action.to(self.action_dtype).cpu().numpy()
         self.times["rollout"] += time.perf_counter() - start
@@ -278,10 +327,13 @@ class Rollout:
         if not self.state:
             return ()
         if len(step.ids) == self.num_agents:
-            state = self.state
-        else:
-            index = torch.from_numpy(step.ids).to(self.device)
-            state = tuple(s[index] for s in self.state)
+            return self.state
+        index = torch.from_numpy(step.ids).to(self.device)
+        return tuple(s[index] for s in self.state)
+
+    def _cut_state(self, step: Step, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        if not state:
+            return ()
         # Cut the recurrent state where this reply ended an episode: the row's observation is
         # already the first of the next one.
         keep = (~(step.terminals | step.truncations)).float()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from puffer.train.policies.encoders import IMPALA, MLPEncoder, NatureCNN, layer_init
+from puffer.train.policies.encoders import (
+    IMPALA,
+    MLPEncoder,
+    MultiInputEncoder,
+    NatureCNN,
+    layer_init,
+)
 from puffer.train.policies.heads import (
     ActionHead,
     CategoricalHead,
@@ -21,6 +27,7 @@ __all__ = [
     "LSTMCore",
     "MLPEncoder",
     "MinGRUCore",
+    "MultiInputEncoder",
     "MixedHead",
     "NatureCNN",
     "Policy",

@@ -1,8 +1,10 @@
 """Encoders: observation rows -> a (B, hidden) feature vector.
 
 `MLPEncoder` takes flat rows, or structured rows through `puffer.core.nativize` when the env
-has an `obs_layout`; `NatureCNN` and `IMPALA` take images (channels first or last, uint8 scaled
-to [0, 1]). The first layer of each encoder is named `input`.
+has an `obs_layout`, optionally standardized by running statistics (`observe` updates them);
+`NatureCNN` and `IMPALA` take images (channels first or last, uint8 scaled to [0, 1]);
+`MultiInputEncoder` takes structured rows with image leaves (a NatureCNN per image leaf, the
+other leaves through one Linear). The first layer of each encoder is named `input`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-__all__ = ["IMPALA", "MLPEncoder", "NatureCNN", "layer_init"]
+from puffer.train.normalize import ObsNormalizer
+
+__all__ = ["IMPALA", "MLPEncoder", "MultiInputEncoder", "NatureCNN", "is_image", "layer_init"]
 
 
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -37,6 +41,8 @@ class MLPEncoder(nn.Module):
         obs_layout: a `puffer.core` layout when rows pack a structured space; each leaf is then
             flattened, cast to float32 and concatenated in layout order.
         obs_dtype: dtype of the observation rows (used to size the structured input).
+        normalize: standardize the flattened rows with running statistics (`ObsNormalizer`,
+            a buffer of this module, so checkpoints keep it); `observe` updates them.
     """
 
     def __init__(
@@ -46,12 +52,14 @@ class MLPEncoder(nn.Module):
         num_layers: int,
         obs_layout=None,
         obs_dtype: torch.dtype = torch.float32,
+        normalize: bool = False,
     ):
         super().__init__()
         self.obs_layout = obs_layout
         in_features = int(np.prod(obs_shape))
         if obs_layout is not None:
             in_features = self._flatten(torch.zeros((1, *obs_shape), dtype=obs_dtype)).shape[1]
+        self.normalizer = ObsNormalizer(in_features) if normalize else None
         self.input = layer_init(nn.Linear(in_features, hidden_size))
         self.hidden = nn.Sequential(
             *(
@@ -69,8 +77,16 @@ class MLPEncoder(nn.Module):
         leaves = _leaves(nativize(obs, self.obs_layout))
         return torch.cat([_flat_float(leaf) for leaf in leaves], dim=-1)
 
+    def observe(self, obs: Tensor, weights: Tensor | None = None) -> None:
+        """Merge observation rows (B, *obs_shape) into the normalizer (no-op without one)."""
+        if self.normalizer is not None:
+            self.normalizer.update(self._flatten(obs), weights)
+
     def forward(self, obs: Tensor) -> Tensor:
-        return self.hidden(nn.functional.gelu(self.input(self._flatten(obs))))
+        x = self._flatten(obs)
+        if self.normalizer is not None:
+            x = self.normalizer(x)
+        return self.hidden(nn.functional.gelu(self.input(x)))
 
 
 def _leaves(tree) -> list[Tensor]:
@@ -79,6 +95,15 @@ def _leaves(tree) -> list[Tensor]:
     if isinstance(tree, tuple | list):
         return [leaf for value in tree for leaf in _leaves(value)]
     return [tree]
+
+
+def is_image(shape: tuple[int, ...]) -> bool:
+    """True for (C, H, W) or (H, W, C) shapes with C <= 4 and both sides at least 36 pixels
+    (what NatureCNN's 8x8 stride-4 input layer needs)."""
+    if len(shape) != 3:
+        return False
+    spatial = shape[1:] if _channels_first(shape) else shape[:2]
+    return min(shape[0], shape[-1]) <= 4 and min(spatial) >= 36
 
 
 def _channels_first(obs_shape: tuple[int, ...]) -> bool:
@@ -158,3 +183,55 @@ class IMPALA(_Image):
 
     def forward(self, obs: Tensor) -> Tensor:
         return torch.relu(self.project(self.stages(self.input(self.prepare(obs)))))
+
+
+class MultiInputEncoder(nn.Module):
+    """Structured rows with image leaves: a NatureCNN per image leaf, one Linear for the rest.
+
+    Args:
+        obs_shape: shape of one packed observation row.
+        obs_layout: its `puffer.core` layout (Dict/Tuple leaves, in layout order).
+        obs_dtype: dtype of the packed rows.
+        hidden_size: output width (and each image leaf's feature width).
+        channels: base channel count of the NatureCNNs.
+    """
+
+    def __init__(
+        self,
+        obs_shape: tuple[int, ...],
+        obs_layout,
+        obs_dtype: torch.dtype,
+        hidden_size: int,
+        channels: int = 32,
+    ):
+        super().__init__()
+        self.obs_layout = obs_layout
+        leaves = self._leaves(torch.zeros((1, *obs_shape), dtype=obs_dtype))
+        self.images = [i for i, leaf in enumerate(leaves) if is_image(tuple(leaf.shape[1:]))]
+        if not self.images:
+            raise ValueError(
+                f"the multi-input encoder needs an image leaf; leaves are "
+                f"{[tuple(leaf.shape[1:]) for leaf in leaves]}; use encoder 'mlp'"
+            )
+        self.cnns = nn.ModuleList(
+            NatureCNN(tuple(leaves[i].shape[1:]), hidden_size, channels) for i in self.images
+        )
+        vector = sum(
+            _flat_float(leaf).shape[1] for i, leaf in enumerate(leaves) if i not in self.images
+        )
+        self.input = layer_init(nn.Linear(vector, hidden_size)) if vector else None
+        width = hidden_size * (len(self.images) + (vector > 0))
+        self.project = layer_init(nn.Linear(width, hidden_size))
+
+    def _leaves(self, obs: Tensor) -> list[Tensor]:
+        from puffer.core import nativize
+
+        return _leaves(nativize(obs, self.obs_layout))
+
+    def forward(self, obs: Tensor) -> Tensor:
+        leaves = self._leaves(obs)
+        features = [cnn(leaves[i]) for cnn, i in zip(self.cnns, self.images, strict=True)]
+        if self.input is not None:
+            rest = [_flat_float(leaf) for i, leaf in enumerate(leaves) if i not in self.images]
+            features.append(nn.functional.gelu(self.input(torch.cat(rest, dim=-1))))
+        return nn.functional.gelu(self.project(torch.cat(features, dim=-1)))

@@ -11,7 +11,13 @@ from torch import Tensor, nn
 
 from puffer.core import APIUsageError
 from puffer.train.config import PolicyConfig
-from puffer.train.policies.encoders import IMPALA, MLPEncoder, NatureCNN, layer_init
+from puffer.train.policies.encoders import (
+    IMPALA,
+    MLPEncoder,
+    MultiInputEncoder,
+    NatureCNN,
+    layer_init,
+)
 from puffer.train.policies.heads import ActionHead, make_head
 from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
 
@@ -48,6 +54,14 @@ class Policy(nn.Module):
     def initial_state(self, n: int, device: torch.device | str = "cpu") -> State:
         """Zero state for `n` agents; `()` for a feed-forward policy."""
         return () if self.core is None else self.core.initial_state(n, torch.device(device))
+
+    def observe(self, obs: Tensor, masks: Tensor) -> None:
+        """Merge rollout observations (N, *obs_shape) into the encoder's running statistics,
+        rows weighted by `masks` (N,) so padded agents count for nothing; no-op for encoders
+        without them. The trainer's rollout calls it; evaluation does not."""
+        observe = getattr(self.encoder, "observe", None)
+        if observe is not None:
+            observe(obs, masks)
 
     def forward_eval(self, obs: Tensor, state: State) -> tuple[Tensor, Tensor, State]:
         """One rollout step.
@@ -105,9 +119,23 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     obs_shape = tuple(obs_space.shape)
     hidden = config.hidden_size
     obs_layout = getattr(env, "obs_layout", None)
+    obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
+    if config.normalize_obs and config.encoder != "mlp":
+        raise APIUsageError(
+            f"policy.normalize_obs is set with policy.encoder {config.encoder!r}; observation "
+            "normalization is for the 'mlp' encoder (images are scaled by /255 already)"
+        )
     if config.encoder == "mlp":
-        obs_dtype = torch.from_numpy(np.zeros(0, dtype=obs_space.dtype)).dtype
-        encoder = MLPEncoder(obs_shape, hidden, config.num_layers, obs_layout, obs_dtype)
+        encoder = MLPEncoder(
+            obs_shape, hidden, config.num_layers, obs_layout, obs_dtype, config.normalize_obs
+        )
+    elif config.encoder == "multi":
+        if obs_layout is None:
+            raise APIUsageError(
+                "policy.encoder is 'multi' but the env's observations are not structured (no "
+                "obs_layout); use 'mlp', 'nature_cnn' or 'impala'"
+            )
+        encoder = MultiInputEncoder(obs_shape, obs_layout, obs_dtype, hidden, config.cnn_channels)
     elif config.encoder == "nature_cnn":
         encoder = NatureCNN(obs_shape, hidden, config.cnn_channels)
     elif config.encoder == "impala":
@@ -116,7 +144,7 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         encoder = _imported(config.encoder)(env, config)
     else:
         raise APIUsageError(
-            f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn' or 'impala'"
+            f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn', 'impala' or 'multi'"
         )
     cores = {
         "none": lambda: None,

@@ -1,0 +1,200 @@
+"""Defaults for envs without a TOML of their own: derived from the env's spaces and the machine.
+
+`load_config` layers these between the typed defaults (tuned on Ocean breakout) and a family
+TOML, only when the env ships no TOML. Each derived key carries the reason it was chosen, which
+`puffer config ENV` prints as a comment beside it.
+
+What is derived, and from what:
+- [vec]: an env whose creator takes `num_envs` steps its own batch ('native'); any other (a
+  Python env, one copy per object) runs `ENVS_PER_CORE` copies per core under
+  'multiprocessing', one worker per core.
+- [policy]: 'nature_cnn' for (H, W, C) or (C, H, W) image rows (channel order and /255 are the
+  encoder's), 'mlp' otherwise; Dict/Tuple rows reach the MLP as their concatenated leaves, or
+  the multi-input encoder ('multi') when a leaf is an image. The action head follows the
+  action space (`puffer.train.policies.make_head`).
+- [train]: PPO settings in the style of CleanRL's `ppo.py` (Adam 2.5e-4, 128-step segments,
+  4 minibatches, 4 passes, gamma 0.99, lambda 0.95, uniform segment sampling), which work over
+  a wide range of env sizes; entropy bonus 0.01 for discrete actions, 0 for Box actions.
+
+Family TOMLs (`configs/families/`) sit above this layer and are matched by the Gymnasium id's
+entry point: classic control (discrete and continuous), Box2D and MuJoCo.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from gymnasium import spaces
+
+from puffer.train.policies.encoders import is_image
+
+__all__ = [
+    "ENVS_PER_CORE",
+    "Derivation",
+    "Derived",
+    "derive_defaults",
+    "family_config",
+    "workers_for",
+]
+
+# Python env copies per core: enough rows per step to amortize the policy's forward and the
+# IPC round trip, few enough that 128-step segments still make epochs of a few thousand steps.
+ENVS_PER_CORE = 4
+
+_GYM_PREFIX = "gym-"
+# Gymnasium entry-point modules -> family TOML (continuous-action variants get their own).
+_FAMILIES = {
+    "gymnasium.envs.classic_control": "classic-control",
+    "gymnasium.envs.box2d": "box2d",
+    "gymnasium.envs.mujoco": "mujoco",
+}
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One derived key: `section.key = value`, and why (shown by `puffer config`)."""
+
+    section: str
+    key: str
+    value: Any
+    why: str
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """What `derive_defaults` read off the env: the derived keys and the action kind."""
+
+    keys: list[Derived]
+    continuous: bool
+
+
+def workers_for(num_envs: int) -> int:
+    """Worker processes for `num_envs` Python envs: the largest divisor of it up to the cores."""
+    cores = _cores()
+    return max(w for w in range(1, min(cores, num_envs) + 1) if num_envs % w == 0)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _vec(native: bool) -> Iterator[Derived]:
+    if native:
+        yield Derived("vec", "backend", "native", "the env steps its own batch (takes num_envs)")
+        return
+    cores = _cores()
+    yield Derived("vec", "backend", "multiprocessing", "a Python env: one process per core")
+    yield Derived("vec", "num_envs", ENVS_PER_CORE * cores, f"{ENVS_PER_CORE} copies per core")
+    yield Derived(
+        "vec",
+        "num_workers",
+        cores,
+        f"one per core ({cores} here), the largest divisor of num_envs up to that",
+    )
+
+
+def _policy(env: Any) -> Iterator[Derived]:
+    shape = tuple(env.single_observation_space.shape)
+    layout = getattr(env, "obs_layout", None)
+    leaves = [tuple(getattr(leaf, "shape", ())) for leaf in getattr(layout, "leaves", ())]
+    if layout is None and is_image(shape):
+        yield Derived("policy", "encoder", "nature_cnn", f"image observations {shape}")
+        yield Derived("policy", "hidden_size", 512, "NatureCNN's feature width")
+    elif any(is_image(leaf) for leaf in leaves):
+        yield Derived("policy", "encoder", "multi", "structured observations with an image leaf")
+    else:
+        what = "structured" if layout is not None else f"vector {shape}"
+        yield Derived("policy", "encoder", "mlp", f"{what} observations")
+        yield Derived("policy", "hidden_size", 64, "small vector observations: a 64-wide MLP")
+        yield Derived("policy", "num_layers", 1, "two hidden layers, as CleanRL/SB3 MLPs")
+
+
+_PPO = (
+    ("optimizer", "adam", "Adam: the Muon default is tuned for big Ocean batches"),
+    ("learning_rate", 2.5e-4, "CleanRL's PPO learning rate for Adam"),
+    ("adam_beta1", 0.9, "Adam's usual beta1"),
+    ("adam_eps", 1e-5, "CleanRL's PPO epsilon"),
+    ("horizon", 128, "128-step segments (CleanRL's num_steps)"),
+    ("update_epochs", 4, "4 passes over each batch"),
+    ("gamma", 0.99, "the usual discount for episodic envs"),
+    ("gae_lambda", 0.95, "the usual GAE lambda"),
+    ("vf_coef", 0.5, "the usual value-loss weight"),
+    ("vf_clip_coef", 1e9, "no value clip (SB3's default): a 0.2 clip lags unscaled returns"),
+    ("max_grad_norm", 0.5, "the usual PPO gradient clip"),
+    ("prio_alpha", 0.0, "uniform segment sampling: small batches gain nothing from priority"),
+)
+
+
+def _train(env: Any, num_agents: int) -> Iterator[Derived]:
+    for key, value, why in _PPO:
+        yield Derived("train", key, value, why)
+    batch = num_agents * 128
+    minibatch = max(128, batch // 4)
+    yield Derived("train", "minibatch_size", minibatch, f"4 minibatches of the {batch}-step batch")
+    if isinstance(env.single_action_space, spaces.Box):
+        yield Derived("train", "ent_coef", 0.0, "Box actions: the Gaussian's log-std explores")
+    else:
+        yield Derived("train", "ent_coef", 0.01, "discrete actions: CleanRL's entropy bonus")
+
+
+def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> Derivation:
+    """Derive [vec], [policy] and [train] keys from one instance of the env.
+
+    Args:
+        creator: the env creator (`puffer.core.env_creator(name)`); called once with
+            `env_keys` to read the spaces, then closed.
+        env_keys: the [env] keyword arguments (the creator's defaults and any set so far).
+
+    Returns:
+        The derived keys, in section order, and whether the actions are a Box.
+    """
+    native = "num_envs" in env_keys
+    env = creator(**env_keys)
+    try:
+        derived = [*_vec(native), *_policy(env)]
+        vec = {d.key: d.value for d in derived if d.section == "vec"}
+        agents = int(env.num_agents) * int(vec.get("num_envs", 1))
+        derived += _train(env, agents)
+        continuous = isinstance(env.single_action_space, spaces.Box)
+    finally:
+        env.close()
+    return Derivation(derived, continuous)
+
+
+def _config_dir() -> Traversable:
+    return files("puffer.cli") / "configs" / "families"
+
+
+def family_config(env_name: str, continuous: bool) -> Traversable | None:
+    """The family TOML of a Gymnasium id (`gym-<id>`), matched by its entry point's package.
+
+    Args:
+        env_name: the env name.
+        continuous: the env has Box actions (classic control has a continuous variant).
+
+    Returns:
+        The family's TOML, or None for other envs.
+
+    Example:
+        >>> family_config("gym-CartPole-v1", False).name
+        'classic-control.toml'
+    """
+    if not env_name.startswith(_GYM_PREFIX):
+        return None
+    import gymnasium
+
+    spec = gymnasium.registry.get(env_name[len(_GYM_PREFIX) :])
+    entry = spec.entry_point if spec is not None else None
+    if not isinstance(entry, str):
+        return None
+    module = entry.partition(":")[0]
+    for package, family in _FAMILIES.items():
+        if module.startswith(package + "."):
+            name = f"{family}-continuous" if continuous and family == "classic-control" else family
+            return _config_dir() / f"{name}.toml"
+    return None

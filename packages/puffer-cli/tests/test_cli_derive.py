@@ -1,0 +1,148 @@
+"""Defaults derived from an env's spaces: each encoder and head choice on a real Gymnasium env,
+built, acted and updated once; the family TOMLs; `puffer config` says why each key is set."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces, wrappers
+
+from puffer.cli.config import load_config
+from puffer.cli.derive import derive_defaults, family_config
+from puffer.core import GymnasiumPufferEnv, env_creator
+from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
+from puffer.train.policies import (
+    CategoricalHead,
+    GaussianHead,
+    MLPEncoder,
+    MultiInputEncoder,
+    NatureCNN,
+)
+from puffer.vector import make as make_vec
+
+_FRAME = spaces.Box(0, 255, (80, 120, 3), np.uint8)
+
+
+def _rendered(render_only: bool) -> gymnasium.Env:
+    return wrappers.AddRenderObservation(
+        gymnasium.make("CartPole-v1", render_mode="rgb_array"), render_only=render_only
+    )
+
+
+def _pixels() -> gymnasium.Env:
+    """CartPole seen through its rendered frame (every 5th pixel: 80 x 120 x 3 uint8)."""
+    return wrappers.TransformObservation(_rendered(True), lambda obs: obs[::5, ::5], _FRAME)
+
+
+def _pixels_and_state() -> gymnasium.Env:
+    """CartPole with a Dict observation: its state vector and its (shrunk) rendered frame."""
+    env = _rendered(False)
+    space = spaces.Dict({"pixels": _FRAME, "state": env.observation_space["state"]})
+
+    def shrink(obs: dict) -> dict:
+        return {"pixels": obs["pixels"][::5, ::5], "state": obs["state"]}
+
+    return wrappers.TransformObservation(env, shrink, space)
+
+
+def _discretized_walker() -> gymnasium.Env:
+    """BipedalWalker's 4 torques as 5 levels each: MultiDiscrete([5 5 5 5]) actions."""
+    return wrappers.DiscretizeAction(gymnasium.make("BipedalWalker-v3"), 5, multidiscrete=True)
+
+
+# (Gymnasium env factory, expected encoder, expected head)
+CASES = {
+    "cartpole": (lambda: gymnasium.make("CartPole-v1"), MLPEncoder, CategoricalHead),
+    "pendulum": (lambda: gymnasium.make("Pendulum-v1"), MLPEncoder, GaussianHead),
+    "walker-multidiscrete": (_discretized_walker, MLPEncoder, CategoricalHead),
+    "cartpole-pixels": (_pixels, NatureCNN, CategoricalHead),
+    "dict-pixels-and-state": (_pixels_and_state, MultiInputEncoder, CategoricalHead),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
+    factory, encoder_class, head_class = CASES[case]
+
+    def creator(buf=None, seed=None):
+        return GymnasiumPufferEnv(factory(), buf=buf, seed=seed)
+
+    derived = derive_defaults(creator, {})
+    keys = {(d.section, d.key): d.value for d in derived.keys}
+    assert keys[("vec", "backend")] == "multiprocessing"
+    assert all(d.why for d in derived.keys)
+    policy_keys = {k: v for (s, k), v in keys.items() if s == "policy"}
+    config = Config(
+        train=TrainConfig(
+            horizon=8, minibatch_size=16, total_timesteps=32, device="cpu", optimizer="adam"
+        ),
+        policy=PolicyConfig(**policy_keys, normalize_obs=case == "pendulum"),
+    )
+    vecenv = make_vec(creator, num_envs=2, seed=0)
+    try:
+        torch.manual_seed(0)
+        policy = make_policy(config.policy, vecenv)
+        assert isinstance(policy.encoder, encoder_class)
+        assert isinstance(policy.head, head_class)
+        assert derived.continuous == isinstance(policy.head, GaussianHead)
+        before = [p.detach().clone() for p in policy.parameters()]
+        trainer = PuffeRL(config, vecenv, policy)
+        trainer.evaluate()
+        losses = trainer.train()
+        trainer.close()
+        assert all(np.isfinite(v) for v in losses.values())
+        assert any(not torch.equal(a, b) for a, b in zip(before, policy.parameters(), strict=True))
+        # The env received actions inside its action space.
+        space = vecenv.single_action_space
+        sent = vecenv.buf.actions
+        if isinstance(space, spaces.Box):
+            assert (sent >= space.low).all() and (sent <= space.high).all()
+        else:
+            high = space.n if isinstance(space, spaces.Discrete) else np.asarray(space.nvec)
+            assert (sent >= 0).all() and (sent < high).all()
+    finally:
+        vecenv.close()
+
+
+def test_family_configs_are_matched_by_gymnasium_id() -> None:
+    assert family_config("gym-CartPole-v1", continuous=False).name == "classic-control.toml"
+    pendulum = family_config("gym-Pendulum-v1", continuous=True).name
+    assert pendulum == "classic-control-continuous.toml"
+    assert family_config("gym-LunarLander-v3", continuous=False).name == "box2d.toml"
+    assert family_config("gym-HalfCheetah-v5", continuous=True).name == "mujoco.toml"
+    assert family_config("gym-Blackjack-v1", continuous=False) is None
+    assert family_config("breakout", continuous=False) is None
+
+
+def test_config_notes_say_why_and_later_layers_win() -> None:
+    config = load_config("gym-Pendulum-v1", overrides=["--train.gamma", "0.98"])
+    run, notes = config.run, config.notes
+    assert run.vec.backend == "multiprocessing" and run.vec.num_envs == 8
+    assert run.vec.num_envs % run.vec.num_workers == 0
+    assert run.policy.normalize_obs and run.train.normalize_reward
+    assert notes[("policy", "encoder")].startswith("derived:")
+    assert "classic-control-continuous.toml" in notes[("train", "learning_rate")]
+    # The override set gamma last: no note claims it.
+    assert run.train.gamma == 0.98 and ("train", "gamma") not in notes
+    text = config.to_toml()
+    assert 'backend = "multiprocessing"  # derived: ' in text
+    assert "gamma = 0.98\n" in text
+
+
+def test_workers_follow_an_overridden_env_count() -> None:
+    config = load_config("gym-CartPole-v1", overrides=["--vec.num-envs", "3"])
+    assert config.run.vec.num_envs == 3 and 3 % config.run.vec.num_workers == 0
+
+
+def test_envs_with_their_own_toml_get_nothing_derived() -> None:
+    config = load_config("breakout")
+    assert config.notes == {} and config.run.vec.backend == "native"
+
+
+def test_native_envs_without_a_toml_keep_their_own_batch() -> None:
+    creator = env_creator("squared")
+    derived = derive_defaults(creator, {"num_envs": 2})
+    keys = {(d.section, d.key): d.value for d in derived.keys}
+    assert keys[("vec", "backend")] == "native" and ("vec", "num_envs") not in keys

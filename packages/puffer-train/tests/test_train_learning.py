@@ -1,5 +1,5 @@
 """Learning, small and seeded: the default trainer (Muon, prioritized replay, puff advantage)
-learns Ocean squared; Ocean memory is solved by LSTM and MinGRU, not by the MLP.
+learns Ocean cartpole; Ocean memory is solved by LSTM and MinGRU, not by the MLP.
 
 The longer acceptance runs (CartPole 3 seeds, breakout 20M steps) are `benchmarks/learn.py`.
 """
@@ -14,8 +14,10 @@ from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.optim import CombinedOptimizer
 
 
-def _final_score(config: Config, env: PufferEnv, muon: bool = False) -> float:
-    """Train to the end; the mean score of the last 100 episodes."""
+def _final_score(
+    config: Config, env: PufferEnv, muon: bool = False, metric: str = "score"
+) -> float:
+    """Train to the end; the mean `metric` of the last 100 episodes."""
     torch.manual_seed(0)
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
     assert isinstance(trainer.optimizer, CombinedOptimizer) == muon  # Muon + AdamW
@@ -23,26 +25,30 @@ def _final_score(config: Config, env: PufferEnv, muon: bool = False) -> float:
         trainer.evaluate()
         trainer.train()
         trainer.mean_and_log()
-    score = trainer.recent_mean("score")
+    score = trainer.recent_mean(metric)
     trainer.close()
     env.close()
     return score
 
 
 @pytest.mark.slow
-def test_default_trainer_learns_squared() -> None:
+def test_default_trainer_learns_cartpole() -> None:
     """Muon, prioritized segment replay, V-trace-clipped puff advantage, LR and beta annealing:
-    all at their defaults; only sizes and squared.toml's discount, LR and passes are set.
-    A random walk reaches the target in about 1 of 5 episodes (score ~0.2)."""
+    all at their defaults; only sizes, the discount and LR, passes and the value clip are set
+    (a 0.2 clip lets the value move 0.2 per epoch toward returns of ~100). Ocean cartpole
+    (PufferLib's: 200-step episodes): random play lasts about 22 steps; seed 0 reaches 147 at
+    200k steps, seeds 1 and 2 136 and 86."""
     config = Config(
         train=TrainConfig(
-            total_timesteps=500_000,
+            total_timesteps=200_000,
             horizon=32,
-            minibatch_size=4096,
+            minibatch_size=2048,
             update_epochs=4,
-            gamma=0.95,
+            gamma=0.99,
             gae_lambda=0.95,
             learning_rate=0.01,
+            vf_clip_coef=100.0,
+            vf_coef=0.5,
             device="cpu",
             seed=0,
         ),
@@ -51,8 +57,9 @@ def test_default_trainer_learns_squared() -> None:
     for key in ("optimizer", "prio_alpha", "prio_beta0", "vtrace_rho_clip", "vtrace_c_clip"):
         assert getattr(config.train, key) == getattr(defaults, key), key
     assert defaults.prio_alpha > 0 and defaults.anneal_lr
-    score = _final_score(config, make("squared", num_envs=256, max_steps=33), muon=True)
-    assert score >= 0.45, f"the default trainer scored {score:.2f} on squared (random ~0.2)"
+    env = make("cartpole", num_envs=64)
+    returns = _final_score(config, env, muon=True, metric="episode_return")
+    assert returns >= 100, f"the default trainer reached {returns:.1f} on cartpole (random ~22)"
 
 
 def _memory_score(recurrent: str) -> float:

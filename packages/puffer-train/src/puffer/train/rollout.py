@@ -232,8 +232,8 @@ class Rollout:
             low, high = self.action_bounds
             if self.rescale_actions:
                 action = low + (action.clamp(-1.0, 1.0) + 1.0) * (0.5 * (high - low))
-            else:
-                action = action.clamp(low, high)
+            # Also after the map: its float rounding can land one ulp past a bound.
+            action = action.clamp(low, high)
         # Host-device sync: actions go back to the env on the host.
         env_actions = action.to(self.action_dtype).cpu().numpy()
         self.times["rollout"] += time.perf_counter() - start

@@ -25,32 +25,52 @@ from puffer.ocean import _ocean
 XDOTOOL = shutil.which("xdotool")
 # Breakout's paddle spans these frame rows (csrc/breakout/breakout.h: its y is 310, height 8).
 PADDLE_ROWS = slice(310, 318)
-
-
-# Board games whose moves outnumber a keyboard's keys: one key per action cannot play them, so
-# they declare no map (a pointer-driven board is not built yet).
-TOO_MANY_ACTIONS_FOR_KEYS = {"go", "checkers"}
+# Go's intersections are this many pixels apart (csrc/go/go.h GO_CELL_PIXELS).
+GO_CELL_PIXELS = 40
 
 
 @pytest.mark.parametrize("name", _ocean.ENVS)
 def test_every_ocean_env_has_a_key_map(name: str) -> None:
     space = puffer.ocean.ENVS[name].single_action_space
-    if name in TOO_MANY_ACTIONS_FOR_KEYS:
-        assert isinstance(space, spaces.Discrete) and space.n > 36
-        assert not _ocean.SPECS[name]["keys"]
-        return
     keys = KeyMap(name, _ocean.SPECS[name]["keys"], space)
     pressed = [k for k, _, _ in keys.entries if k != IDLE]
     assert pressed, f"{name} maps no key"
     assert len(set(pressed)) == len(pressed), f"{name} maps a key twice"
-    # Every mapped key makes an action the env accepts, and they differ from one another.
-    codes = [keys.code(k) for k in pressed]
-    actions = [keys.action([c]) if keys.realtime else keys.press(c) for c in codes]
+    # Every mapped key (or key sequence) makes an action the env accepts, and they differ.
+    actions = [_type(keys, key) for key in pressed]
     for action in actions:
         assert space.contains(action), f"{name}: {action} is not in {space}"
     assert len({a.tobytes() for a in actions}) == len(actions)
     if isinstance(space, spaces.Discrete) and not keys.realtime:
         assert len(actions) == space.n, f"{name}: some action has no key"
+
+
+def _type(keys: KeyMap, key: str) -> np.ndarray:
+    """The action a person makes with `key`: held in real time, else typed press by press."""
+    if keys.realtime:
+        return keys.action([keys.code(key)])
+    *first, last = keys.codes(key)
+    for code in first:
+        assert keys.press(code) is None, f"{key!r}: a prefix already made a move"
+    action = keys.press(last)
+    assert action is not None and keys.pending == ()
+    return action
+
+
+def test_key_sequences_wait_for_the_last_key_and_start_over_on_a_stray_one() -> None:
+    space = spaces.Discrete(50)
+    keys = KeyMap("go", _ocean.SPECS["go"]["keys"], space)
+    c, four, x = keys.code("c"), keys.code("4"), keys.code("x")
+    assert keys.press(c) is None and keys.pending_text() == "c"
+    assert keys.press(four) == 1 + 3 * 7 + 2  # column c, row 4 from the top
+    assert keys.press(keys.code("p")) == 0 and keys.pending == ()  # pass: one key
+    # A key that continues no sequence drops the pending one; one that starts a sequence
+    # starts it afresh.
+    assert keys.press(c) is None and keys.press(x) is None and keys.pending == ()
+    assert keys.press(c) is None and keys.press(keys.code("d")) is None
+    assert keys.pending_text() == "d" and keys.press(four) == 1 + 3 * 7 + 3
+    with pytest.raises(APIUsageError, match="key sequences need turn-based play"):
+        KeyMap("x", [("idle", 0, 0), ("a 1", 0, 1)], spaces.Discrete(3))
 
 
 def test_key_map_errors_name_the_fix() -> None:
@@ -169,6 +189,23 @@ def test_play_2048_is_one_step_per_key_press_and_scores(x_display, tmp_path: Pat
     so_far = float(out.split("return so far ")[1].split()[0])
     assert so_far > 0
     assert iio.imread(gif).shape[0] == 10  # the first frame and one per step
+
+
+def test_play_go_types_a_point_as_column_then_row(x_display, tmp_path: Path) -> None:
+    gif = tmp_path / "go.gif"
+    game = _Session(x_display, "go", "--record", str(gif))
+    try:
+        game.tap("c", "x", "d", "4")  # "c x" is no point: dropped; "d 4" plays d4
+        out = game.quit()
+    finally:
+        game.close()
+    assert "played 1 steps" in out, out
+    first, last = iio.imread(gif)[:, HUD_HEIGHT:]
+    # d4 is column 3, row 3 from the top left: its intersection now holds a stone.
+    cell = GO_CELL_PIXELS
+    y = x = cell + 3 * cell
+    patch = np.s_[y - 4 : y + 5, x - 4 : x + 5]
+    assert not np.array_equal(first[patch], last[patch]), "no stone was placed at d4"
 
 
 @pytest.mark.parametrize("policy", [False, True])

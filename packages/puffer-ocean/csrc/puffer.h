@@ -72,7 +72,8 @@ typedef struct {
 /* One entry of an env's key map: how a person plays it (`puffer play`). Holding `key` (a pygame
  * key name: "left", "space", "a", "1") sets action head `head` (a continuous env: action element
  * `head`) to `value`. The key "idle" names the action while no key is held and makes play real
- * time (a step every frame); an env without it is turn-based (a step per key press). Each header
+ * time (a step every frame); an env without it is turn-based (a step per key press), and its
+ * keys may be sequences, names separated by spaces ("c 4": c, then 4). Each header
  * declares its map in one line, `static const PufferKey KEYS[] = {..., {NULL, 0, 0}};`, which
  * the binding exports as the spec's "keys" (a header without one exports none). */
 typedef struct {

@@ -238,6 +238,23 @@ static void c_close(Checkers *env) {
 }
 
 static const int ACTION_SIZES[] = {CK_ACTIONS};
+/* `puffer play`: a move is the square's column letter and row digit, counted from the top left
+ * of the picture, then the move digit 1-8 (NW, NE, SW, SE, then the same as jumps). */
+#define CK_KEY(col, row, move, name, move_name)                                                    \
+    {name " " move_name, 0, ((row) * CK_SIZE + (col)) * 8 + (move)}
+#define CK_KEY_SQUARE(col, row, name)                                                              \
+    CK_KEY(col, row, 0, name, "1"), CK_KEY(col, row, 1, name, "2"),                                \
+        CK_KEY(col, row, 2, name, "3"), CK_KEY(col, row, 3, name, "4"),                            \
+        CK_KEY(col, row, 4, name, "5"), CK_KEY(col, row, 5, name, "6"),                            \
+        CK_KEY(col, row, 6, name, "7"), CK_KEY(col, row, 7, name, "8")
+#define CK_KEY_ROW(row, digit)                                                                     \
+    CK_KEY_SQUARE(0, row, "a " digit), CK_KEY_SQUARE(1, row, "b " digit),                          \
+        CK_KEY_SQUARE(2, row, "c " digit), CK_KEY_SQUARE(3, row, "d " digit),                      \
+        CK_KEY_SQUARE(4, row, "e " digit), CK_KEY_SQUARE(5, row, "f " digit),                      \
+        CK_KEY_SQUARE(6, row, "g " digit), CK_KEY_SQUARE(7, row, "h " digit)
+static const PufferKey KEYS[] = {CK_KEY_ROW(0, "1"), CK_KEY_ROW(1, "2"), CK_KEY_ROW(2, "3"),
+                                 CK_KEY_ROW(3, "4"), CK_KEY_ROW(4, "5"), CK_KEY_ROW(5, "6"),
+                                 CK_KEY_ROW(6, "7"), CK_KEY_ROW(7, "8"), {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Checkers on 8x8 against a random opponent, with forced and multiple jumps and kings. "
            "Win +1, loss -1 (terminal: the side to move with no legal move loses); +0.01 per "

@@ -315,13 +315,24 @@ static const float GO_LOWS[GO_OBS] = {GO_R49(0), GO_R49(0), 0, 0};
 /* Captures are bounded by the stones placed: at most two a step for 147 steps. */
 static const float GO_HIGHS[GO_OBS] = {GO_R49(1), GO_R49(1), 2 * GO_MAX_STEPS, 2 * GO_MAX_STEPS};
 static const int ACTION_SIZES[] = {GO_POINTS + 1};
+/* `puffer play`: a point is its column letter then its row digit, counted from the top left of
+ * the picture ("c 4" is point 1 + 3 * 7 + 2); p passes. */
+#define GO_KEY(col, row, col_name, row_name) {col_name " " row_name, 0, 1 + (row) * GO_N + (col)}
+#define GO_KEY_ROW(row, name)                                                                      \
+    GO_KEY(0, row, "a", name), GO_KEY(1, row, "b", name), GO_KEY(2, row, "c", name),               \
+        GO_KEY(3, row, "d", name), GO_KEY(4, row, "e", name), GO_KEY(5, row, "f", name),           \
+        GO_KEY(6, row, "g", name)
+static const PufferKey KEYS[] = {{"p", 0, 0},        GO_KEY_ROW(0, "1"), GO_KEY_ROW(1, "2"),
+                                 GO_KEY_ROW(2, "3"), GO_KEY_ROW(3, "4"), GO_KEY_ROW(4, "5"),
+                                 GO_KEY_ROW(5, "6"), GO_KEY_ROW(6, "7"), {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Go on 7x7 against a greedy opponent (captures and saves groups in atari, else "
            "attacks, else random): pass or place a stone (no suicide, simple ko). Small rewards "
            "per move and capture; the game ends when the opponent cannot move or after 147 "
            "steps, paying +1/-1/0 by the Tromp-Taylor score with komi 7.5. Observation: (100,) "
            "float32 own and enemy stone planes, capture counts. Action: Discrete(50): pass, "
-           "points.",
+           "points. Keys (puffer play): a point's column letter a-g then row digit 1-7, from "
+           "the top left ('c 4'); p passes.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = GO_OBS,
     .obs_low = 0,

@@ -3,8 +3,10 @@
 The key map is the header's `KEYS` (csrc/puffer.h `PufferKey`), exported as
 `SPECS[env]["keys"]`: `(key, head, value)` triples. With an "idle" entry play is real time (a
 step every frame; held keys set their heads, the rest keep the idle value); without one it is
-turn-based (each key press is one step). The person is agent row 0; the other rows act from a
-checkpoint's policy or at random.
+turn-based (each key press is one step). A turn-based key may be a sequence of key names
+separated by spaces ("c 4": press c, then 4), so board games with more moves than a keyboard
+has keys name a point by its column and row; the step comes when a sequence is complete. The
+person is agent row 0; the other rows act from a checkpoint's policy or at random.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ IDLE = "idle"
 HUD_HEIGHT = 20
 # The automatic window scale makes the longer side at least this many pixels.
 MIN_SIDE = 480
+# A legend longer than this many entries is shortened to its first few.
+LEGEND_ENTRIES = 12
 
 
 class KeyMap:
@@ -69,7 +73,7 @@ class KeyMap:
         else:
             raise APIUsageError(f"{env_name}: cannot play action space {space} by keyboard")
         self._idle = np.zeros(len(sizes), dtype=np.float64)
-        self._keys: list[tuple[int, int, float]] = []
+        self._keys: list[tuple[tuple[int, ...], int, float]] = []
         for key, head, value in self.entries:
             if not 0 <= head < len(sizes):
                 raise APIUsageError(
@@ -85,20 +89,31 @@ class KeyMap:
                 self._idle[head] = value
                 continue
             try:
-                code = _key_code(pygame, key)
+                codes = tuple(_key_code(pygame, name) for name in key.split())
             except ValueError:
                 raise APIUsageError(
                     f"{env_name} key map: {key!r} is not a pygame key name (e.g. 'left', "
-                    "'space', 'a', '1'); fix KEYS in its header"
+                    "'space', 'a', '1') or a sequence of them ('c 4'); fix KEYS in its header"
                 ) from None
-            self._keys.append((code, head, value))
+            self._keys.append((codes, head, value))
         self.realtime = any(key == IDLE for key, _, _ in self.entries)
+        if self.realtime and any(len(codes) > 1 for codes, _, _ in self._keys):
+            raise APIUsageError(
+                f"{env_name} key map: key sequences need turn-based play, but it has an "
+                f"{IDLE!r} entry; fix KEYS in its header"
+            )
+        # Keys pressed so far of a sequence not yet complete (turn-based play).
+        self.pending: tuple[int, ...] = ()
 
     def code(self, name: str) -> int:
         """The pygame key code of a key name."""
         import pygame
 
         return _key_code(pygame, name)
+
+    def codes(self, key: str) -> list[int]:
+        """The pygame key codes of a key or a key sequence ("c 4")."""
+        return [self.code(name) for name in key.split()]
 
     def _shaped(self, values: np.ndarray) -> np.ndarray:
         shape = () if isinstance(self.space, spaces.Discrete) else self.space.shape
@@ -109,27 +124,47 @@ class KeyMap:
         action where none of them is mapped. Shape: the single action space's; its dtype."""
         held = set(held)
         values = self._idle.copy()
-        for code, head, value in self._keys:
+        for (code,), head, value in self._keys:
             if code in held:
                 values[head] = value
         return self._shaped(values)
 
     def press(self, key: int) -> np.ndarray | None:
-        """Turn-based: the action of one press of `key`, or None for an unmapped key."""
-        values = self._idle.copy()
-        hit = False
-        for code, head, value in self._keys:
-            if code == key:
-                values[head] = value
-                hit = True
-        return self._shaped(values) if hit else None
+        """Turn-based: the action that one press of `key` completes, or None (an unmapped
+        key, or a sequence still incomplete: `pending` holds it). A key that no sequence
+        continues with starts over as the first key of a new one."""
+        for sequence in ((*self.pending, key), (key,)):
+            values = self._idle.copy()
+            complete = False
+            for codes, head, value in self._keys:
+                if codes == sequence:
+                    values[head] = value
+                    complete = True
+            if complete:
+                self.pending = ()
+                return self._shaped(values)
+            if any(codes[: len(sequence)] == sequence for codes, _, _ in self._keys):
+                self.pending = sequence
+                return None
+        self.pending = ()
+        return None
+
+    def pending_text(self) -> str:
+        """The keys typed so far of an incomplete sequence, e.g. "c", or ""."""
+        import pygame
+
+        return " ".join(pygame.key.name(code) for code in self.pending)
 
     def legend(self) -> str:
-        """The map as text, e.g. "left: head 0 = 1, right: head 0 = 2"."""
-        return ", ".join(
+        """The map as text, e.g. "left: head 0 = 1, right: head 0 = 2"; a long map shows
+        its first LEGEND_ENTRIES entries and how many there are."""
+        shown = ", ".join(
             f"{key}: {'action' if len(self._idle) == 1 else f'head {head}'} = {value:g}"
-            for key, head, value in self.entries
+            for key, head, value in self.entries[:LEGEND_ENTRIES]
         )
+        if len(self.entries) > LEGEND_ENTRIES:
+            shown += f", ... ({len(self.entries)} in all; the env's docstring says the scheme)"
+        return shown
 
 
 def _key_code(pygame: Any, name: str) -> int:

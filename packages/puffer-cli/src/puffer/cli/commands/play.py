@@ -45,7 +45,8 @@ def play(
     """Play ENV with the keys its header declares; you are agent 0. Escape or q quits.
 
     Real-time envs (breakout, pong, ...) step every frame with the keys held; turn-based ones
-    (2048, connect4, ...) step once per key press.
+    (2048, connect4, ...) step once per key press; board games name a move by a key sequence
+    (go: "c 4" plays column c, row 4; "p" passes), and the step comes when it is complete.
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
@@ -121,7 +122,10 @@ def _play(
             actions = [a for a in map(keys.press, pressed) if a is not None]
         for action in actions:
             score.update(env, others.act(action))
-        frame = window.show(check_frame(env.render(), str(env)), score.line())
+        line = score.line()
+        if keys.pending:
+            line += f"  keys: {keys.pending_text()}"
+        frame = window.show(check_frame(env.render(), str(env)), line)
         if writer is not None and actions:
             writer.add(frame)
         window.tick(fps)

@@ -19,3 +19,5 @@
 #include "freeway/freeway.h"
 #include "go/go.h"
 #include "blastar/blastar.h"
+#include "cpr/cpr.h"
+#include "pacman/pacman.h"

@@ -21,3 +21,5 @@
 #include "blastar/blastar.h"
 #include "cpr/cpr.h"
 #include "pacman/pacman.h"
+#include "robocode/robocode.h"
+#include "tcg/tcg.h"

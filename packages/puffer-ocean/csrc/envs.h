@@ -19,3 +19,7 @@
 #include "freeway/freeway.h"
 #include "go/go.h"
 #include "blastar/blastar.h"
+#include "cpr/cpr.h"
+#include "pacman/pacman.h"
+#include "robocode/robocode.h"
+#include "tcg/tcg.h"

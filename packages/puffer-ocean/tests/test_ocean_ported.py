@@ -9,6 +9,7 @@ import pytest
 import puffer.core
 
 PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
+PORTED += ["cpr", "pacman", "robocode", "tcg"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

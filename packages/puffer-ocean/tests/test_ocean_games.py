@@ -58,9 +58,11 @@ def test_ocean_tetris_shows_one_falling_piece() -> None:
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=3)
     for _ in range(500):
-        assert ((obs[:, :200] == -1).sum(axis=1) == 4).all()
-        for start, size in ((200, 7), (207, 7), (214, 4)):  # piece, next piece, rotation
-            assert (obs[:, start : start + size].sum(axis=1) == 1).all()
+        assert ((obs[:, :200] == 2).sum(axis=1) == 4).all()
+        for start in (206, 213, 220):  # the three queued pieces, one-hot
+            assert (obs[:, start : start + 7].sum(axis=1) == 1).all()
+        held = obs[:, 227:234].sum(axis=1)
+        assert (held <= 1).all() and (held[obs[:, 205] == 0] == 1).all()  # no hold: held one
         obs, *_ = env.step(rng.integers(0, 7, 16, dtype=np.int32))
     env.close()
 

@@ -1,4 +1,4 @@
-"""Game rules of the connect4, g2048 and tetris headers, checked in C on hand-built states.
+"""Game rules of the connect4 and g2048 headers, checked in C on hand-built states.
 
 Each test compiles a short C program against one header (with AddressSanitizer and UBSan) that
 sets up a position, applies the rule and CHECKs the outcome; a failed CHECK prints its line.
@@ -130,63 +130,4 @@ static long slow_negamax(uint64_t mover, uint64_t other, int depth) {
     return value;
 }
 """,
-    )
-
-
-def test_ocean_tetris_clears_lines_and_ends(run_c: RunC) -> None:
-    run_c(
-        "tetris/tetris.h",
-        """
-    Tetris env = {0};
-    float obs[TETRIS_OBS];
-    BIND(&env, obs);
-    /* Bottom row full but for columns 3-6: a flat I hard-dropped there clears one line. */
-    memset(env.well, 0, sizeof(env.well));
-    for (int c = 0; c < TETRIS_COLS; c++) env.well[19][c] = (c >= 3 && c <= 6) ? 0 : 1;
-    env.well[18][0] = 2; /* a block above the line falls into row 19 */
-    env.piece = 0, env.rotation = 0, env.x = 3, env.y = 0;
-    actions[0] = TETRIS_HARD_DROP;
-    c_step(&env);
-    CHECK(rewards[0] == TETRIS_LINE_REWARD[1] && env.lines == 1.0f && !terminals[0]);
-    CHECK(env.well[19][0] == 2 && env.well[18][0] == 0 && env.well[19][1] == 0);
-    /* Four rows full but for column 0: a vertical I clears all four, the best reward. */
-    memset(env.well, 0, sizeof(env.well));
-    for (int r = 16; r < TETRIS_ROWS; r++) {
-        for (int c = 1; c < TETRIS_COLS; c++) env.well[r][c] = 1;
-    }
-    env.piece = 0, env.rotation = 1, env.x = -2, env.y = 0;
-    /* Rotating against the wall is refused, not kicked. */
-    actions[0] = TETRIS_ROTATE_CW;
-    c_step(&env);
-    CHECK(env.rotation == 1);
-    actions[0] = TETRIS_HARD_DROP;
-    c_step(&env);
-    CHECK(rewards[0] == TETRIS_LINE_REWARD[4] && env.lines == 5.0f);
-    for (int r = 0; r < TETRIS_ROWS; r++) {
-        for (int c = 0; c < TETRIS_COLS; c++) CHECK(env.well[r][c] == 0);
-    }
-    /* Gravity: one row every TETRIS_GRAVITY_PERIOD no-ops. */
-    const int y = env.y;
-    actions[0] = TETRIS_NOOP;
-    for (int i = 0; i < TETRIS_GRAVITY_PERIOD; i++) c_step(&env);
-    CHECK(env.y == y + 1);
-    /* A stack under the spawn point: the next piece cannot enter, so the game ends. */
-    memset(env.well, 0, sizeof(env.well));
-    for (int r = 1; r < TETRIS_ROWS; r++) env.well[r][4] = env.well[r][5] = 1;
-    env.piece = 1, env.rotation = 0, env.x = -1, env.y = 0; /* an O over columns 0-1 */
-    const float episodes = env.log.n;
-    actions[0] = TETRIS_HARD_DROP;
-    c_step(&env);
-    CHECK(terminals[0] == 1 && env.log.n == episodes + 1 && env.log.score == 5.0f);
-    /* Steps without a lock update the observation in place: it must equal a full rewrite. */
-    float full[TETRIS_OBS];
-    uint64_t action_rng = 7;
-    for (int t = 0; t < 20000; t++) {
-        actions[0] = rng_int(&action_rng, 6); /* no hard drops: longer-lived pieces */
-        c_step(&env);
-        memcpy(full, obs, sizeof(full));
-        tetris_observe(&env);
-        CHECK(memcmp(full, obs, sizeof(full)) == 0);
-    }
-    return 0;""",
     )

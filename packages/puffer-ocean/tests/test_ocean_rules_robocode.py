@@ -56,7 +56,7 @@ def test_robocode_reset_move_turn_and_ram(run_c) -> None:
     c_step(&env);
     CHECK(r0->v == 6.0f);
     /* A move ending within 32 px of the other robot does not happen: both lose 0.6 energy,
-     * so the energy swing (the reward) is 0. */
+     * which is no bullet damage: reward 0. */
     r0->x = 100, r0->y = 100, r0->v = 0, r1->x = 133, r1->y = 100;
     float e0 = r0->energy, e1 = r1->energy;
     ACT(0, 3, 2, 2, 2, 0);
@@ -81,21 +81,21 @@ def test_robocode_fire_hit_death_and_time_limit(run_c) -> None:
     c_step(&env);
     const RcBullet *b = &r0->bullets[0];
     CHECK(r0->energy == 97.0f && NEAR(r0->heat, 1.6) && b->live && b->x == 164.0f);
-    CHECK(NEAR(rewards[0], -0.03) && NEAR(rewards[1], 0.03));
+    CHECK(rewards[0] == 0.0f && rewards[1] == 0.0f);
     /* Robot 1 sees the bullet in its first slot: offset from itself / 768, power / 3. */
     CHECK(NEAR(obs[RC_OBS + 20], (164.0 - 200.0) / 768) && NEAR(obs[RC_OBS + 24], 1.0));
     /* 11 px a step: at x 175 it is within 32 px of robot 1: 16 damage, 9 energy back. */
     ACT(0, 2, 2, 2, 2, 0);
     c_step(&env);
     CHECK(!b->live && r1->energy == 84.0f && r0->energy == 106.0f && r0->hits == 1);
-    CHECK(NEAR(rewards[0], 0.25) && NEAR(rewards[1], -0.25));
-    /* A kill: 10 energy left and a power-3 shot (16 damage): +1 / -1 besides the swing. */
+    CHECK(NEAR(rewards[0], 0.16) && NEAR(rewards[1], -0.16));
+    /* A kill: 10 energy left and a power-3 shot (16 damage): +1 / -1 besides the damage. */
     r1->energy = 10, r0->heat = 0;
     ACT(0, 2, 2, 2, 2, 3);
     c_step(&env);
     ACT(0, 2, 2, 2, 2, 0);
     c_step(&env);
-    CHECK(terminals[0] && terminals[1] && rewards[0] > 1.0f && rewards[1] < -1.0f);
+    CHECK(terminals[0] && terminals[1] && NEAR(rewards[0], 1.16) && NEAR(rewards[1], -1.16));
     CHECK(env.log.n == 2.0f && env.log.score == 1.0f && env.log.hits == 2.0f);
     CHECK(env.tick == 0 && env.robots[1].energy == 100.0f && !env.robots[0].bullets[1].live);
     c_step(&env);

@@ -17,7 +17,7 @@
  * |          | leaves 64 px out along the gun at 20 - 3 power px a step, 16 live per robot   |
  * | hit      | a bullet within 32 px of a robot: 4 power damage (+2 (power - 1) above 1),     |
  * |          | the shooter regains 3 power energy; bullets die at the walls                   |
- * | reward   | (own energy change - other's energy change) / 100 each step; when a robot has  |
+ * | reward   | (bullet damage dealt - bullet damage taken) / 100 each step; when a robot has  |
  * |          | no energy left: +1 to a survivor, -1 to the dead, terminal for both            |
  * | end      | a robot out of energy (terminal) or max_steps [1000] steps (truncation)        |
  * Bullets move first, then each robot in index order cools its gun, moves, turns and fires.
@@ -68,6 +68,7 @@ typedef struct {
 
 typedef struct {
     float x, y, v, heading, gun, radar, radar_before, heat, energy;
+    float dealt, taken; /* bullet damage this step */
     int next_bullet, hits;
     float episode_return;
     RcBullet bullets[RC_BULLETS];
@@ -189,8 +190,9 @@ static void rc_bullets(Robocode *env, int i) {
             float damage = 4.0f * b->power;
             if (b->power > 1.0f) damage += 2.0f * (b->power - 1.0f);
             target->energy -= damage;
+            target->taken += damage;
             shooter->energy += 3.0f * b->power;
-            shooter->hits += j != i;
+            if (j != i) shooter->hits++, shooter->dealt += damage;
             b->live = 0;
         }
     }
@@ -231,9 +233,8 @@ static void rc_act(Robocode *env, int i) {
 }
 
 static void c_step(Robocode *env) {
-    float before[RC_ROBOTS];
     for (int i = 0; i < RC_ROBOTS; i++)
-        before[i] = env->robots[i].energy;
+        env->robots[i].dealt = env->robots[i].taken = 0.0f;
     for (int i = 0; i < RC_ROBOTS; i++)
         rc_bullets(env, i);
     for (int i = 0; i < RC_ROBOTS; i++)
@@ -243,8 +244,8 @@ static void c_step(Robocode *env) {
     for (int i = 0; i < RC_ROBOTS; i++)
         dead += env->robots[i].energy <= 0.0f;
     for (int i = 0; i < RC_ROBOTS; i++) {
-        RcRobot *me = &env->robots[i], *other = &env->robots[1 - i];
-        float reward = ((me->energy - before[i]) - (other->energy - before[1 - i])) / 100.0f;
+        RcRobot *me = &env->robots[i];
+        float reward = (me->dealt - me->taken) / 100.0f;
         if (dead) reward += me->energy > 0.0f ? 1.0f : -1.0f;
         env->rewards[i] = reward;
         me->episode_return += reward;
@@ -303,8 +304,8 @@ static const PufferKey KEYS[] = {{"idle", 0, 2},  {"idle", 1, 2},  {"idle", 2, 2
                                  {"e", 3, 4},     {"space", 4, 3}, {NULL, 0, 0}};
 static const PufferSpec SPEC = {
     .doc = "Robocode duel: two tank robots steer body, gun and radar and fire bullets of power "
-           "1-3 (energy cost, heat, damage 4-16, 3x the power back on a hit). Reward: the "
-           "energy swing / 100 each step, +1 / -1 when a robot runs out of energy (terminal); "
+           "1-3 (energy cost, heat, damage 4-16, 3x the power back on a hit). Reward: bullet "
+           "damage dealt minus taken / 100, +1 / -1 when a robot runs out of energy (terminal); "
            "truncated at max_steps. Observation: (100,) float32: own state, the other robot, "
            "its 16 bullets. Action: MultiDiscrete([4, 5, 5, 5, 4]): acceleration, body, gun "
            "and radar turns, fire power.",

@@ -20,9 +20,11 @@
  * |          | remaining attack reaches dies and uses that attack up, else the attack is      |
  * |          | spent; every blocker's attack wounds the attacker, which dies at 0 health. The |
  * |          | attack left over hits the defending player. Then the defender draws a card    |
+ * | reward   | each step, (health the opponent lost - health you lost) / 20, counting health  |
+ * |          | down to 0 only                                                                  |
  * | end      | a player at 0 health: +1 to you if it is the opponent, -1 if it is you        |
- * |          | (terminal); a draw from an empty deck: terminal, 0; max_steps [1000] of your   |
- * |          | decisions: truncation                                                           |
+ * |          | (terminal); a draw from an empty deck: terminal, 0; after max_steps [1000] of  |
+ * |          | your decisions you forfeit: -1, terminal (so stalling never beats losing)       |
  * Invalid actions (an empty slot, a second land, a card too dear, a land attacking) change
  * nothing. The opponent plays its first land, then its dearest affordable creature, attacks
  * with every creature, and never blocks.
@@ -82,12 +84,13 @@ typedef struct {
     Log log;
     int max_steps;                           /* config */
     int steps, phase, turn, block_idx, over; /* over: 0 playing, else winner + 1, 3 a draw */
+    float episode_return;
     TcgPlayer players[2];
 } Tcg;
 
 static const PufferField CONFIG[] = {
     {"max_steps", offsetof(Tcg, max_steps), PUFFER_INT, 1000, 10, 1e9,
-     "your decisions before the game is truncated"},
+     "your decisions before you forfeit the game"},
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
@@ -332,6 +335,7 @@ static void tcg_deal(Tcg *env) {
 
 static void c_reset(Tcg *env) {
     env->steps = 0;
+    env->episode_return = 0.0f;
     do { /* a game the opponent finishes before you move is dealt again */
         tcg_deal(env);
         tcg_advance(env, TCG_NOOP);
@@ -340,16 +344,21 @@ static void c_reset(Tcg *env) {
 }
 
 static void c_step(Tcg *env) {
-    int action = env->actions[0];
+    TcgPlayer *me = &env->players[0], *op = &env->players[1];
+    const int me_before = me->health, op_before = op->health;
     env->steps++;
-    tcg_advance(env, action);
-    const float reward = env->over == 1 ? 1.0f : (env->over == 2 ? -1.0f : 0.0f);
-    const int truncated = !env->over && env->steps >= env->max_steps;
+    tcg_advance(env, env->actions[0]);
+    if (!env->over && env->steps >= env->max_steps) env->over = 2;
+    const int me_lost = me_before - (me->health > 0 ? me->health : 0);
+    const int op_lost = op_before - (op->health > 0 ? op->health : 0);
+    float reward = (float)(op_lost - me_lost) / TCG_HEALTH;
+    reward += env->over == 1 ? 1.0f : (env->over == 2 ? -1.0f : 0.0f);
     env->rewards[0] = reward;
     env->terminals[0] = (uint8_t)(env->over != 0);
-    env->truncations[0] = (uint8_t)truncated;
-    if (env->over || truncated) {
-        env->log.episode_return += reward;
+    env->truncations[0] = 0;
+    env->episode_return += reward;
+    if (env->over) {
+        env->log.episode_return += env->episode_return;
         env->log.episode_length += (float)env->steps;
         env->log.score += (float)(env->over == 1);
         env->log.n += 1.0f;
@@ -419,8 +428,10 @@ static const PufferKey KEYS[] = {{"1", 0, 0},
 static const PufferSpec SPEC = {
     .doc = "A trading-card duel: lands pay for creatures (cost 0-5, attack = health = cost + "
            "1), creatures attack and block, 20 health each, against a scripted opponent that "
-           "plays its best card and always attacks. +1 win, -1 loss (terminal), 0 when a deck "
-           "runs out. Observation: (221,) float32: your hand, both boards, health, mana, phase. "
+           "plays its best card and always attacks. Health swing / 20 each step; +1 win, -1 loss "
+           "(terminal), 0 when a deck "
+           "runs out, -1 on reaching max_steps decisions. Observation: (221,) float32: your hand, "
+           "both boards, health, mana, phase. "
            "Action: Discrete(12): card 0-9, enter (end the phase / next attacker), no-op.",
     .obs_dtype = PUFFER_FLOAT32,
     .obs_size = TCG_OBS,

@@ -19,3 +19,4 @@
 #include "freeway/freeway.h"
 #include "go/go.h"
 #include "blastar/blastar.h"
+#include "rocket_lander/rocket_lander.h"

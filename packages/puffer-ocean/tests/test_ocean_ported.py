@@ -8,7 +8,16 @@ import pytest
 
 import puffer.core
 
-PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
+PORTED = [
+    "trash_pickup",
+    "tripletriad",
+    "checkers",
+    "drone",
+    "freeway",
+    "go",
+    "blastar",
+    "rocket_lander",
+]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

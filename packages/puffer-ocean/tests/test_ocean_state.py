@@ -17,6 +17,7 @@ CONFIGS = {
     "checkers": {"max_steps": 40},
     "freeway": {"frameskip": 60},
     "blastar": {"max_steps": 40},
+    "rocket_lander": {"max_steps": 40},
 }
 BEFORE, AFTER = 150, 150
 

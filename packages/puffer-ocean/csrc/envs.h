@@ -23,3 +23,4 @@
 #include "pacman/pacman.h"
 #include "robocode/robocode.h"
 #include "tcg/tcg.h"
+#include "rocket_lander/rocket_lander.h"

@@ -10,6 +10,7 @@ import puffer.core
 
 PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
 PORTED += ["cpr", "pacman", "robocode", "tcg"]
+PORTED += ["rocket_lander"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

@@ -18,6 +18,7 @@ CONFIGS = {
     "freeway": {"frameskip": 60},
     "blastar": {"max_steps": 40},
     "robocode": {"max_steps": 40},
+    "rocket_lander": {"max_steps": 40},
 }
 BEFORE, AFTER = 150, 150
 

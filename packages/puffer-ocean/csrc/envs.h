@@ -19,3 +19,7 @@
 #include "freeway/freeway.h"
 #include "go/go.h"
 #include "blastar/blastar.h"
+#include "boids/boids.h"
+#include "convert/convert.h"
+#include "rware/rware.h"
+#include "grid/grid.h"

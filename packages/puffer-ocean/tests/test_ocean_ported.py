@@ -9,6 +9,7 @@ import pytest
 import puffer.core
 
 PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
+PORTED += ["boids", "convert", "rware", "grid"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

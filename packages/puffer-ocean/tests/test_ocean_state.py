@@ -17,6 +17,7 @@ CONFIGS = {
     "checkers": {"max_steps": 40},
     "freeway": {"frameskip": 60},
     "blastar": {"max_steps": 40},
+    "rware": {"map_choice": 3, "num_agents": 64, "num_requested_shelves": 64},
 }
 BEFORE, AFTER = 150, 150
 

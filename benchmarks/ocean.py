@@ -62,6 +62,8 @@ AGENTS = 1024  # the comparison with PufferLib 3.0
 # Env instances per side for 1,024 agents, where an instance holds several (default configs).
 INSTANCES = {"snake": (4, 4), "target": (128, 128)}  # (ours, theirs)
 SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
+INSTANCES.update({"convert": (1, 1), "rware": (256, 256)})  # 1,024 agents, 4 robots each
+SHARED += ["boids", "convert", "rware", "grid"]
 
 
 def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:

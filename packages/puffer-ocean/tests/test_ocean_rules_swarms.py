@@ -39,10 +39,12 @@ def test_boids_steering_crowding_margins_and_caps(run_c) -> None:
     c_step(&env);
     CHECK(env.flock[0].x == 1048.0f && env.flock[0].y == 688.0f && !terminals[0] && !truncations[0]);
     /* Crowding saturates at 5 neighbours: 6 boids in one spot, margins off. */
+    c_close(&env);
     OPEN(&env, obs, env.boids = 6; env.avoid = 2.0f; env.margin_turn = 0.0f);
     for (int i = 0; i < 6; i++) env.flock[i] = (Boid){500, 300, 0, 0}, actions[2 * i] = 2, actions[2 * i + 1] = 2;
     c_step(&env);
     CHECK(rewards[0] == -1.0f && rewards[5] == -1.0f);
+    c_close(&env);
     return 0;
 """,
     )

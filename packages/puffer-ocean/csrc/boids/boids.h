@@ -59,7 +59,7 @@ typedef struct {
     Log log;
     int boids;                                     /* config: num_boids */
     float margin_turn, centering, avoid, matching; /* config: reward factors */
-    Boid flock[BOIDS_MAX];
+    Boid *flock;                                   /* heap: num_boids */
 } Boids;
 
 static const PufferField CONFIG[] = {
@@ -75,8 +75,16 @@ static const PufferField CONFIG[] = {
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
+static int boids_blocks(const void *self, PufferBlock *out) {
+    const Boids *env = (const Boids *)self;
+    out[0].offset = offsetof(Boids, flock);
+    out[0].bytes = (size_t)env->boids * sizeof(Boid);
+    return 1;
+}
+
 static void c_init(Boids *env) {
     env->num_agents = env->boids;
+    env->flock = (Boid *)calloc((size_t)env->boids, sizeof(Boid));
 }
 
 static float boids_clip(float v, float lo, float hi) {
@@ -133,10 +141,9 @@ static void c_step(Boids *env) {
         reward += boids_margin(b->y, BOIDS_HEIGHT, env->margin_turn);
         reward += boids_margin(b->x, BOIDS_WIDTH, env->margin_turn);
         env->rewards[i] = 0.5f * reward;
+        env->terminals[i] = env->truncations[i] = 0;
         total += env->rewards[i];
     }
-    memset(env->terminals, 0, (size_t)env->boids);
-    memset(env->truncations, 0, (size_t)env->boids);
     env->log.score += total / (float)env->boids;
     env->log.n += 1.0f;
     boids_observe(env);
@@ -167,7 +174,8 @@ static void c_render(const Boids *env, Canvas *canvas) {
 }
 
 static void c_close(Boids *env) {
-    (void)env;
+    free(env->flock);
+    env->flock = NULL;
 }
 
 static const int ACTION_SIZES[] = {5, 5};
@@ -187,6 +195,7 @@ static const PufferSpec SPEC = {
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
     PUFFER_SPEC_TABLES(Boids),
+    .blocks = boids_blocks,
 };
 
 PUFFER_ENV_END(boids, Boids)

@@ -25,7 +25,8 @@
  *
  * Deliberate differences from PufferLib 3.0: with fewer than 8 item types the row keeps their
  * layout (3 * num_resources + 4 values) and the rest reads 0; an item type no factory makes
- * reads offset 0 (theirs keeps a stale value).
+ * reads offset 0, and the nearest factory is reported however far it is (theirs keeps the
+ * previous step's value for a type whose factories are all 1,000 px or more away).
  */
 #ifndef PUFFER_CONVERT_H
 #define PUFFER_CONVERT_H
@@ -104,24 +105,42 @@ static float cv_clip(float v, float lo, float hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Factory positions as two flat arrays, so distance loops vectorize. */
+typedef struct {
+    float x[CV_MAX_FACTORIES], y[CV_MAX_FACTORIES];
+} CvSpots;
+
+static void cv_spots(const Convert *env, CvSpots *spots) {
+    for (int f = 0; f < env->num_factories; f++)
+        spots->x[f] = env->factory[f].x, spots->y[f] = env->factory[f].y;
+}
+
+/* Squared distances from (x, y) to every factory. */
+static void cv_distances(const Convert *env, const CvSpots *spots, float x, float y, float *d2) {
+    for (int f = 0; f < env->num_factories; f++) {
+        const float dx = spots->x[f] - x, dy = spots->y[f] - y;
+        d2[f] = dx * dx + dy * dy;
+    }
+}
+
 static void cv_observe(Convert *env) {
     const int items = env->num_resources;
     const float sx = 1.0f / (float)env->width, sy = 1.0f / (float)env->height;
+    CvSpots spots;
+    float d2[CV_MAX_FACTORIES];
+    cv_spots(env, &spots);
     for (int a = 0; a < env->agents; a++) {
         float *obs = env->observations + (size_t)a * CV_OBS;
         const CvAgent *me = &env->agent[a];
-        float nearest[CV_MAX_ITEMS];
         memset(obs, 0, CV_OBS * sizeof(float));
-        for (int t = 0; t < items; t++)
-            nearest[t] = INFINITY;
-        for (int f = 0; f < env->num_factories; f++) {
-            const CvFactory *fac = &env->factory[f];
-            const float dx = fac->x - me->x, dy = fac->y - me->y, d2 = dx * dx + dy * dy;
-            if (d2 < nearest[fac->item]) {
-                nearest[fac->item] = d2;
-                obs[2 * fac->item] = dx * sx;
-                obs[2 * fac->item + 1] = dy * sy;
-            }
+        cv_distances(env, &spots, me->x, me->y, d2);
+        /* Factory f makes type f % items: scan each type's factories in index order. */
+        for (int t = 0; t < items && t < env->num_factories; t++) {
+            int best = t;
+            for (int f = t + items; f < env->num_factories; f += items)
+                if (d2[f] < d2[best]) best = f;
+            obs[2 * t] = (spots.x[best] - me->x) * sx;
+            obs[2 * t + 1] = (spots.y[best] - me->y) * sy;
         }
         float *tail = obs + 2 * items;
         tail[0] = me->heading / CV_TWO_PI;
@@ -162,12 +181,12 @@ static void c_reset(Convert *env) {
 }
 
 /* Converts at every factory in reach that takes the agent's item; returns 1 if any did. */
-static int cv_convert(Convert *env, CvAgent *ag) {
+static int cv_convert(Convert *env, const CvSpots *spots, CvAgent *ag) {
+    float d2[CV_MAX_FACTORIES];
     int converted = 0;
+    cv_distances(env, spots, ag->x, ag->y, d2);
     for (int f = 0; f < env->num_factories; f++) {
-        const CvFactory *fac = &env->factory[f];
-        const float dx = fac->x - ag->x, dy = fac->y - ag->y;
-        if (dx * dx + dy * dy > CV_REACH * CV_REACH || fac->item != ag->item) continue;
+        if (d2[f] > CV_REACH * CV_REACH || env->factory[f].item != ag->item) continue;
         ag->item = (ag->item + 1) % env->num_resources;
         env->log.perf += 1.0f;
         env->log.score += 1.0f;
@@ -181,6 +200,8 @@ static int cv_convert(Convert *env, CvAgent *ag) {
 
 static void c_step(Convert *env) {
     const float w = (float)env->width, h = (float)env->height;
+    CvSpots spots; /* factories hold still while agents act */
+    cv_spots(env, &spots);
     for (int a = 0; a < env->agents; a++) {
         CvAgent *ag = &env->agent[a];
         const int32_t *act = env->actions + 2 * a;
@@ -193,7 +214,7 @@ static void c_step(Convert *env) {
             ag->x = (float)rng_int(&env->rng, env->width);
             ag->y = (float)rng_int(&env->rng, env->height);
         }
-        env->rewards[a] = (float)cv_convert(env, ag);
+        env->rewards[a] = (float)cv_convert(env, &spots, ag);
     }
     for (int f = 0; f < env->num_factories; f++) {
         CvFactory *fac = &env->factory[f];

@@ -358,6 +358,7 @@ static void c_step(Rware *env) {
         if (action == RW_RIGHT) r->heading = (uint8_t)((r->heading + 1) % 4);
         if (action == RW_TOGGLE) reward = rw_toggle(env, i);
         env->rewards[i] = reward;
+        env->terminals[i] = env->truncations[i] = 0;
         env->target[i] = (int16_t)(action == RW_FORWARD ? rw_ahead(env, i) : -1);
         forward += action == RW_FORWARD;
     }
@@ -367,8 +368,6 @@ static void c_step(Rware *env) {
         rw_rotate_loops(env);
         rw_move_queues(env);
     }
-    memset(env->terminals, 0, (size_t)env->agents);
-    memset(env->truncations, 0, (size_t)env->agents);
     rw_observe(env);
 }
 

@@ -64,6 +64,8 @@ INSTANCES = {"snake": (4, 4), "target": (128, 128)}  # (ours, theirs)
 SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
 SHARED += ["cpr", "pacman"]
 INSTANCES["cpr"] = (128, 128)  # 8 agents each
+INSTANCES.update({"convert": (1, 1), "rware": (256, 256)})  # 1,024 agents, 4 robots each
+SHARED += ["boids", "convert", "rware", "grid"]
 
 
 def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:

@@ -24,3 +24,7 @@
 #include "robocode/robocode.h"
 #include "tcg/tcg.h"
 #include "rocket_lander/rocket_lander.h"
+#include "boids/boids.h"
+#include "convert/convert.h"
+#include "rware/rware.h"
+#include "grid/grid.h"

@@ -11,6 +11,7 @@ import puffer.core
 PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
 PORTED += ["cpr", "pacman", "robocode", "tcg"]
 PORTED += ["rocket_lander"]
+PORTED += ["boids", "convert", "rware", "grid"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

@@ -19,6 +19,7 @@ CONFIGS = {
     "blastar": {"max_steps": 40},
     "robocode": {"max_steps": 40},
     "rocket_lander": {"max_steps": 40},
+    "rware": {"map_choice": 3, "num_agents": 64, "num_requested_shelves": 64},
 }
 BEFORE, AFTER = 150, 150
 

@@ -9,7 +9,7 @@ first, and prints wins / draws / losses.
 
 Cases and targets:
   tictactoe     no losses in 1,000 games vs random, >= 95% non-losses in 1,000 games vs one-ply
-  connect_four  >= 95% wins vs random
+  connect_four  >= 95% wins in 1,000 games vs random
 
     uv run python benchmarks/selfplay.py tictactoe --seeds 0 1 2
 """
@@ -26,14 +26,16 @@ from puffer.core import make
 from puffer.train import train
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 
+# (env, games per opponent, opponents): connect four's target is against random play only.
 CASES = {
-    "tictactoe": ("pettingzoo-classic.tictactoe_v3", 1000),
-    "connect_four": ("pettingzoo-classic.connect_four_v3", 200),
+    "tictactoe": ("pettingzoo-classic.tictactoe_v3", 1000, ("random", "one-ply")),
+    "connect_four": ("pettingzoo-classic.connect_four_v3", 1000, ("random",)),
 }
+OPPONENTS = {"random": random_player, "one-ply": one_ply_player}
 
 
 def run(case: str, seed: int, steps: int | None, games: int | None) -> None:
-    env_name, default_games = CASES[case]
+    env_name, default_games, opponents = CASES[case]
     overrides = ["--train.seed", str(seed), "--train.device", "cpu"]
     overrides += ["--train.data-dir", tempfile.mkdtemp()]
     if steps:
@@ -46,8 +48,8 @@ def run(case: str, seed: int, steps: int | None, games: int | None) -> None:
     learner = policy_player(result.policy, greedy=True)
     games = games or default_games
     line = f"{case} seed {seed}: {result.global_step} steps in {elapsed:.0f}s"
-    for name, opponent in (("random", random_player(seed)), ("one-ply", one_ply_player(seed))):
-        outcome = play_games(env, learner, opponent, games)
+    for name in opponents:
+        outcome = play_games(env, learner, OPPONENTS[name](seed), games)
         rates = outcome.as_dict()
         line += (
             f" | vs {name}: {outcome.wins}W {outcome.draws}D {outcome.losses}L"

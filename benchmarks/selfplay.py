@@ -1,15 +1,15 @@
 """Self-play on turn-based PettingZoo games: the learning acceptance runs of issue 15, as a script.
 
-One policy plays both seats of every game (the emulated AEC env gives it the row of whichever
-player is to move, with the legal-action mask); after training, `puffer.train.arena` pits the
-greedy policy against uniformly random legal play and against the one-ply scripted opponent
-(win now, else do not allow an immediate win, else random), alternating who moves first, and
-prints wins / draws / losses.
+Trains with the env's shipped TOML (`puffer train ENV` resolves the same config; budgets are in
+it): one policy plays both seats of every game (the emulated AEC env gives it the row of
+whichever player is to move, with the legal-action mask). After training, `puffer.train.arena`
+pits the greedy policy against uniformly random legal play and against the one-ply scripted
+opponent (win now, else do not allow an immediate win, else random), alternating who moves
+first, and prints wins / draws / losses.
 
-Cases (budgets are agent steps, both seats counted):
-  tictactoe     tictactoe_v3, 32 envs, 300k steps: target no losses in 1,000 games vs random,
-                >= 95% non-losses in 1,000 games vs one-ply
-  connect_four  connect_four_v3, 32 envs, 1M steps: target >= 95% wins vs random
+Cases and targets:
+  tictactoe     no losses in 1,000 games vs random, >= 95% non-losses in 1,000 games vs one-ply
+  connect_four  >= 95% wins in 1,000 games vs random
 
     uv run python benchmarks/selfplay.py tictactoe --seeds 0 1 2
 """
@@ -21,70 +21,41 @@ import os
 import tempfile
 import time
 
+from puffer.cli.config import load_config
 from puffer.core import make
-from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
+from puffer.train import train
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
-from puffer.train.pufferl import apply_torch_threads
-from puffer.train.run import make_vecenv
 
-# Turn-based rows alternate between acting (mask True) and waiting; the value of waiting rows
-# is not trained (the loss is masked), so lambda = 1 lets those values cancel out of the
-# advantage instead of leaking into it.
-SELFPLAY = {
-    "horizon": 16,
-    "minibatch_size": 512,
-    "update_epochs": 2,
-    "gamma": 0.99,
-    "gae_lambda": 1.0,
-    "learning_rate": 0.003,
-    "optimizer": "adam",
-    "ent_coef": 0.01,
-    "vf_coef": 0.5,
-    "prio_alpha": 0.0,
-}
+# (env, games per opponent, opponents): connect four's target is against random play only.
 CASES = {
-    "tictactoe": ("pettingzoo-classic.tictactoe_v3", 300_000, 1000),
-    "connect_four": ("pettingzoo-classic.connect_four_v3", 1_000_000, 200),
+    "tictactoe": ("pettingzoo-classic.tictactoe_v3", 1000, ("random", "one-ply")),
+    "connect_four": ("pettingzoo-classic.connect_four_v3", 1000, ("random",)),
 }
+OPPONENTS = {"random": random_player, "one-ply": one_ply_player}
 
 
-def run(case: str, seed: int, steps: int | None, games: int | None, threads: int) -> None:
-    env_name, budget, default_games = CASES[case]
-    config = Config(
-        train=TrainConfig(
-            **SELFPLAY,
-            total_timesteps=steps or budget,
-            batch_size=2048,
-            seed=seed,
-            device="cpu",
-            torch_threads=threads,
-            data_dir=tempfile.mkdtemp(),
-        ),
-        policy=PolicyConfig(hidden_size=128, num_layers=2),
-        vec=VecConfig(backend="serial", num_envs=32),
-    )
-    apply_torch_threads(config.train)
-    vecenv = make_vecenv(env_name, config)
-    trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
+def run(case: str, seed: int, steps: int | None, games: int | None) -> None:
+    env_name, default_games, opponents = CASES[case]
+    overrides = ["--train.seed", str(seed), "--train.device", "cpu"]
+    overrides += ["--train.data-dir", tempfile.mkdtemp()]
+    if steps:
+        overrides += ["--train.total-timesteps", str(steps)]
+    config = load_config(env_name, overrides=overrides).run
     start = time.perf_counter()
-    while trainer.global_step < config.train.total_timesteps:
-        trainer.evaluate()
-        trainer.train()
-        trainer.mean_and_log()
+    result = train(env_name, config)
     elapsed = time.perf_counter() - start
-    vecenv.close()
     env = make(env_name)
-    learner = policy_player(trainer.policy, greedy=True)
+    learner = policy_player(result.policy, greedy=True)
     games = games or default_games
-    line = f"{case} seed {seed}: {trainer.global_step} steps in {elapsed:.0f}s"
-    for name, opponent in (("random", random_player(seed)), ("one-ply", one_ply_player(seed))):
-        result = play_games(env, learner, opponent, games)
-        r = result.as_dict()
+    line = f"{case} seed {seed}: {result.global_step} steps in {elapsed:.0f}s"
+    for name in opponents:
+        outcome = play_games(env, learner, OPPONENTS[name](seed), games)
+        rates = outcome.as_dict()
         line += (
-            f" | vs {name}: {result.wins}W {result.draws}D {result.losses}L"
-            f" (win {r['win_rate']:.3f}, non-loss {r['non_loss_rate']:.3f})"
+            f" | vs {name}: {outcome.wins}W {outcome.draws}D {outcome.losses}L"
+            f" (win {rates['win_rate']:.3f}, non-loss {rates['non_loss_rate']:.3f})"
         )
-    print(line, flush=True)
+    print(f"{line} | load {os.getloadavg()[0]:.1f}", flush=True)
     env.close()
 
 
@@ -92,13 +63,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", choices=list(CASES))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=None, help="override the case's budget")
+    parser.add_argument("--steps", type=int, default=None, help="override the TOML's budget")
     parser.add_argument("--games", type=int, default=None, help="games per opponent")
-    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     print(f"load: {os.getloadavg()}")
     for seed in args.seeds:
-        run(args.case, seed, args.steps, args.games, args.threads)
+        run(args.case, seed, args.steps, args.games)
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ def test_window_shows_frames_scaled(monkeypatch) -> None:
 def test_train_a_turn_based_game_then_pit_it_against_opponents() -> None:
     game = "pettingzoo-classic.tictactoe_v3"
     tiny = ["--train.total-timesteps", "256", "--train.horizon", "16"]
-    tiny += ["--train.minibatch-size", "128", "--train.device", "cpu"]
+    tiny += ["--train.batch-size", "128", "--train.minibatch-size", "128", "--train.device", "cpu"]
     tiny += ["--vec.backend", "serial", "--vec.num-envs", "4"]
     trained = invoke("train", game, "--no-dashboard", *tiny)
     assert trained.exit_code == 0, trained.output

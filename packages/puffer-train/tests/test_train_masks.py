@@ -12,6 +12,7 @@ import torch
 from puffer.core import APIUsageError, PettingZooPufferEnv, PufferEnv
 from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.policies.heads import CategoricalHead
+from puffer.train.ppo import LossCoefs, ppo_loss
 from puffer.train.testing import count_illegal_samples
 from puffer.vector import make as make_vec
 
@@ -151,3 +152,24 @@ def test_mask_path_is_off_for_envs_without_masks() -> None:
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
     assert not trainer.rollout.masked and trainer.buffer.action_masks is None
     env.close()
+
+
+def test_value_mask_trains_waiting_rows_value_but_not_their_policy() -> None:
+    # Row 0 acted, row 1 waited for its turn: with a value mask of ones, the waiting row's
+    # value gets a gradient toward its return, while its policy and entropy get none.
+    coefs = LossCoefs(clip=0.2, vf_clip=10.0, vf_coef=0.5, ent_coef=0.01)
+    acted = torch.tensor([[1.0], [0.0]])
+    new_logprob = torch.zeros(2, 1, requires_grad=True)
+    entropy = torch.ones(2, 1, requires_grad=True)
+    new_value = torch.zeros(2, 1, requires_grad=True)
+    old = torch.zeros(2, 1)
+    advantages, returns = torch.tensor([[1.0], [1.0]]), torch.tensor([[1.0], [-1.0]])
+    args = (new_logprob, entropy, new_value, old, old, advantages, returns, torch.ones(2, 1))
+    for value_mask, waiting_value_trained in ((None, False), (torch.ones(2, 1), True)):
+        for tensor in (new_logprob, entropy, new_value):
+            tensor.grad = None
+        loss, _ = ppo_loss(*args, acted, coefs, value_mask)
+        loss.backward()
+        assert new_logprob.grad[1, 0] == 0 and entropy.grad[1, 0] == 0
+        assert (new_value.grad[1, 0] > 0) == waiting_value_trained  # pushed toward -1
+        assert new_value.grad[0, 0] < 0  # the acting row's value goes toward +1 either way

@@ -47,6 +47,7 @@ def ppo_loss(
     mb_weight: Tensor,
     mb_mask: Tensor,
     coefs: LossCoefs,
+    mb_value_mask: Tensor | None = None,
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """Clipped policy loss, clipped value loss and entropy bonus for one minibatch.
 
@@ -56,8 +57,10 @@ def ppo_loss(
         mb_adv: (B, T) puff advantages; normalized here over the minibatch.
         mb_returns: (B, T) value targets (advantage + value).
         mb_weight: (B, 1) importance weights of the sampled segments.
-        mb_mask: (B, T) 1 for live agent rows, 0 for padded ones.
+        mb_mask: (B, T) 1 for rows that acted (live agent rows), 0 for the others.
         coefs: the loss coefficients.
+        mb_value_mask: (B, T) 1 for rows whose value is trained; None means `mb_mask`. Turn-
+            based games train the value of waiting rows too (see `PuffeRL.train`).
 
     Returns:
         (scalar loss, detached stats: policy, value, entropy, approx_kl, clipfrac, and the
@@ -68,15 +71,17 @@ def ppo_loss(
     def mean(x: Tensor) -> Tensor:
         return (x * mb_mask).sum() / live
 
+    value_mask = mb_mask if mb_value_mask is None else mb_value_mask
+    value_live = value_mask.sum().clamp(min=1)
+
     log_ratio = new_logprob - mb_logprob
     ratio = log_ratio.exp()
     adv = (mb_adv - mean(mb_adv)) / (mean((mb_adv - mean(mb_adv)).square()).sqrt() + 1e-8)
     adv = mb_weight * adv
     pg_loss = mean(torch.max(-adv * ratio, -adv * ratio.clamp(1 - coefs.clip, 1 + coefs.clip)))
     v_clipped = mb_value + (new_value - mb_value).clamp(-coefs.vf_clip, coefs.vf_clip)
-    v_loss = 0.5 * mean(
-        torch.max((new_value - mb_returns).square(), (v_clipped - mb_returns).square())
-    )
+    v_error = torch.max((new_value - mb_returns).square(), (v_clipped - mb_returns).square())
+    v_loss = 0.5 * (v_error * value_mask).sum() / value_live
     entropy_loss = mean(entropy)
     loss = pg_loss + coefs.vf_coef * v_loss - coefs.ent_coef * entropy_loss
     with torch.no_grad():

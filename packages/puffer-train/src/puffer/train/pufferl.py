@@ -304,6 +304,10 @@ class PuffeRL:
                 importance_weights(probs, idx, beta).unsqueeze(1),
                 buf.masks[idx],
                 self.coefs,
+                # Turn-based envs (those with legal-action masks): a row waiting for its turn
+                # is still in the game, and segments that end on it bootstrap from its value,
+                # so its value is trained too; only acting rows carry policy and entropy.
+                torch.ones_like(buf.masks[idx]) if buf.action_masks is not None else None,
             )
             tock = clock()
             times["forward"] += tock - tick

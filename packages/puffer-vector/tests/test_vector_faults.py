@@ -98,9 +98,13 @@ def test_vector_exception_in_parent_inside_with_closes() -> None:
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, signal, sys, time
     import numpy as np
     from puffer.vector import Multiprocessing
+    # Ctrl-C as a terminal delivers it, whatever this process inherited: a shell that starts
+    # pytest in the background ignores SIGINT, and ignored or blocked signals survive exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from puffer.vector.testing import DeterministicEnv
     vec = Multiprocessing(DeterministicEnv, 4, num_workers=2)
     vec.reset(seed=0)

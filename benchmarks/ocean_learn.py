@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from train import pufferlib_python  # benchmarks/train.py: the PufferLib venv's interpreter
+
 # Run by PufferLib's interpreter from a scratch folder (its import writes ./resources).
 PUFFERLIB_SCRIPT = """
 import json, sys, torch
@@ -94,12 +96,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (its rows)")
     args = parser.parse_args()
-    python = None
-    if args.pufferlib:
-        candidates = [Path(args.pufferlib) / "bin/python", Path(args.pufferlib) / "venv/bin/python"]
-        python = next((p for p in candidates if p.is_file()), None)
-        if python is None:
-            raise SystemExit(f"--pufferlib {args.pufferlib}: no bin/python or venv/bin/python")
+    python = pufferlib_python(args.pufferlib) if args.pufferlib else None
     print(
         f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.2f}; {args.steps:,} steps per run, {args.threads} thread(s)"

@@ -1,5 +1,9 @@
 """Every sdist is complete: sdist -> wheel in isolation -> fresh venv -> kernels and an Ocean env run.
 
+It is also the wheel-layout test of every package (each C extension is built once in the suite
+here, not again per package): no wheel ships `puffer/__init__.py` (PEP 420), and the compiled
+modules and stubs sit inside their package.
+
 The check behind issue 10's "complete sdists": a package that reaches outside its directory
 (as puffer-train once reached `../../kernels`) builds from the workspace but not from its sdist.
 Third-party dependencies are pinned to the workspace lock, so uv installs them from its cache
@@ -117,6 +121,11 @@ def test_every_sdist_builds_a_wheel_that_runs(tmp_path: Path) -> None:
         if wheel.name.startswith("puffer_kernels-"):
             assert "puffer/kernels/_kernels_cpu.so" in names
             assert "puffer/kernels/_kernels_cuda.so" not in names, "PUFFER_CUDA=0 skips CUDA"
+        if wheel.name.startswith("puffer_ocean-"):
+            # The extension and its stub live inside puffer/ocean.
+            assert any(n.startswith("puffer/ocean/_ocean.") and n.endswith(".so") for n in names)
+            assert {"puffer/ocean/_ocean.pyi", "puffer/ocean/env.py"} <= names, names
+            assert "puffer/ocean/__init__.py" in names, names
 
     # A fresh venv: our wheels plus third-party packages at the workspace lock's versions.
     constraints = tmp_path / "constraints.txt"

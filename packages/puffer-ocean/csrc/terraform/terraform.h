@@ -177,7 +177,7 @@ static float tf_noise(uint32_t seed, float x, float y) {
     return top + v * (bottom - top);
 }
 
-/* Builds the target pads and a new terrain from env->rng; sets the per-episode start values. */
+/* Builds the target pads and a new terrain from env->rng. */
 static void tf_build_terrain(Terraform *env) {
     const int size = env->map_size, area = tf_area(env);
     float *terrain = tf_terrain(env), *target = tf_target(env);
@@ -220,11 +220,19 @@ static void tf_build_terrain(Terraform *env) {
         target_volume += target[i];
     }
     const float scale = volume > 0.0f ? target_volume / volume : 1.0f;
-    env->initial_delta = 0.0f;
-    memset(env->start_volume, 0, sizeof(env->start_volume));
     for (int i = 0; i < area; i++) {
         const float h = terrain[i] * scale;
         terrain[i] = h > TF_MAX_HEIGHT ? TF_MAX_HEIGHT : h;
+    }
+}
+
+/* The episode-start totals of the terrain: sum |terrain - target| and per-quadrant volumes. */
+static void tf_measure(Terraform *env) {
+    const int size = env->map_size;
+    const float *terrain = tf_terrain(env), *target = tf_target(env);
+    env->initial_delta = 0.0f;
+    memset(env->start_volume, 0, sizeof(env->start_volume));
+    for (int i = 0; i < tf_area(env); i++) {
         env->initial_delta += fabsf(terrain[i] - target[i]);
         env->start_volume[tf_quadrant(env, i % size, i / size)] += terrain[i] - target[i];
     }
@@ -304,6 +312,7 @@ static void tf_new_episode(Terraform *env) {
 
 static void c_reset(Terraform *env) {
     tf_build_terrain(env);
+    tf_measure(env);
     tf_new_episode(env);
 }
 

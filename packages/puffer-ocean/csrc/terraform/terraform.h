@@ -106,7 +106,8 @@ typedef struct {
     float initial_delta, total_delta, progress;
     float start_volume[TF_MAX_QUADS]; /* per quadrant sum(terrain - target) */
     float volume[TF_MAX_QUADS];       /* per quadrant sum(height - target), kept current */
-    float *cells;                     /* 3 maps of map_size^2: height, terrain, target */
+    uint8_t pad[TF_MAX_SIZE];         /* 1 where a row/column index crosses a pad */
+    float *cells;                     /* 2 maps of map_size^2: height, terrain */
     TfDozer *dozers;
 } Terraform;
 
@@ -131,8 +132,10 @@ static float *tf_height(const Terraform *env) {
 static float *tf_terrain(const Terraform *env) {
     return env->cells + tf_area(env);
 }
-static float *tf_target(const Terraform *env) {
-    return env->cells + 2 * tf_area(env);
+/* The target height of (x, y): 1 on a pad, else 0 (kept as a row/column mask, not a map, so
+ * the observation reads one map from memory). */
+static float tf_target_at(const Terraform *env, int x, int y) {
+    return (float)(env->pad[x] & env->pad[y]);
 }
 
 static int tf_quadrant(const Terraform *env, int x, int y) {
@@ -141,7 +144,7 @@ static int tf_quadrant(const Terraform *env, int x, int y) {
 
 static int tf_blocks(const void *self, PufferBlock *out) {
     const Terraform *env = (const Terraform *)self;
-    out[0] = (PufferBlock){offsetof(Terraform, cells), 3 * (size_t)tf_area(env) * sizeof(float)};
+    out[0] = (PufferBlock){offsetof(Terraform, cells), 2 * (size_t)tf_area(env) * sizeof(float)};
     out[1] = (PufferBlock){offsetof(Terraform, dozers), (size_t)env->agents * sizeof(TfDozer)};
     return 2;
 }
@@ -150,7 +153,12 @@ static void c_init(Terraform *env) {
     env->num_agents = env->agents;
     env->quads_x = (env->map_size + TF_QUAD - 1) / TF_QUAD;
     env->quadrants = env->quads_x * env->quads_x;
-    env->cells = (float *)calloc(3 * (size_t)tf_area(env), sizeof(float));
+    const int pads = (env->map_size - TF_PAD_GAP) / (TF_PAD + TF_PAD_GAP);
+    for (int v = 0; v < TF_MAX_SIZE; v++) {
+        const int from = v - TF_PAD_GAP, k = from / (TF_PAD + TF_PAD_GAP);
+        env->pad[v] = (uint8_t)(from >= 0 && k < pads && from % (TF_PAD + TF_PAD_GAP) < TF_PAD);
+    }
+    env->cells = (float *)calloc(2 * (size_t)tf_area(env), sizeof(float));
     env->dozers = (TfDozer *)calloc((size_t)env->agents, sizeof(TfDozer));
 }
 
@@ -177,18 +185,10 @@ static float tf_noise(uint32_t seed, float x, float y) {
     return top + v * (bottom - top);
 }
 
-/* Builds the target pads and a new terrain from env->rng. */
+/* A new terrain from env->rng, its volume equal to the pads'. */
 static void tf_build_terrain(Terraform *env) {
     const int size = env->map_size, area = tf_area(env);
-    float *terrain = tf_terrain(env), *target = tf_target(env);
-    memset(target, 0, (size_t)area * sizeof(float));
-    const int pads = (size - TF_PAD_GAP) / (TF_PAD + TF_PAD_GAP);
-    for (int py = 0; py < pads; py++)
-        for (int px = 0; px < pads; px++)
-            for (int y = 0; y < TF_PAD; y++)
-                for (int x = 0; x < TF_PAD; x++)
-                    target[(TF_PAD_GAP + py * (TF_PAD + TF_PAD_GAP) + y) * size + TF_PAD_GAP +
-                           px * (TF_PAD + TF_PAD_GAP) + x] = 1.0f;
+    float *terrain = tf_terrain(env);
     /* Each octave gets its own hash seed and a sub-lattice offset: the high octaves sample at
      * whole lattice steps, where gradient noise would otherwise read 0. */
     uint32_t seeds[TF_OCTAVES];
@@ -217,7 +217,7 @@ static void tf_build_terrain(Terraform *env) {
         const float h = stretch * (terrain[i] - low) - TF_NOISE_FLOOR;
         terrain[i] = h > 0.0f ? h : 0.0f;
         volume += terrain[i];
-        target_volume += target[i];
+        target_volume += tf_target_at(env, i % size, i / size);
     }
     const float scale = volume > 0.0f ? target_volume / volume : 1.0f;
     for (int i = 0; i < area; i++) {
@@ -229,12 +229,14 @@ static void tf_build_terrain(Terraform *env) {
 /* The episode-start totals of the terrain: sum |terrain - target| and per-quadrant volumes. */
 static void tf_measure(Terraform *env) {
     const int size = env->map_size;
-    const float *terrain = tf_terrain(env), *target = tf_target(env);
+    const float *terrain = tf_terrain(env);
     env->initial_delta = 0.0f;
     memset(env->start_volume, 0, sizeof(env->start_volume));
     for (int i = 0; i < tf_area(env); i++) {
-        env->initial_delta += fabsf(terrain[i] - target[i]);
-        env->start_volume[tf_quadrant(env, i % size, i / size)] += terrain[i] - target[i];
+        const int x = i % size, y = i / size;
+        const float surplus = terrain[i] - tf_target_at(env, x, y);
+        env->initial_delta += fabsf(surplus);
+        env->start_volume[tf_quadrant(env, x, y)] += surplus;
     }
 }
 
@@ -257,7 +259,10 @@ static void tf_place(Terraform *env, TfDozer *dozer) {
 
 static void tf_observe(Terraform *env) {
     const int size = env->map_size;
-    const float *height = tf_height(env), *target = tf_target(env);
+    const float *height = tf_height(env);
+    float quads[TF_MAX_QUADS] = {0}; /* the same for every dozer of the env */
+    for (int q = 0; q < env->quadrants; q++)
+        quads[q] = env->volume[q] / 121.0f;
     for (int i = 0; i < env->agents; i++) {
         const TfDozer *d = &env->dozers[i];
         float *obs = env->observations + (size_t)i * TF_OBS;
@@ -272,11 +277,13 @@ static void tf_observe(Terraform *env) {
                 continue;
             }
             const int row = y * size + x0; /* map index of view column 0 (may be off-map) */
+            const uint8_t on_row = env->pad[y];
             for (int c = 0; c < c_lo; c++)
                 h_row[c] = d_row[c] = 0.0f;
             for (int c = c_lo; c < c_hi; c++) {
                 h_row[c] = height[row + c] * (1.0f / 32.0f);
-                d_row[c] = (target[row + c] - height[row + c]) * (1.0f / 64.0f);
+                const float target = (float)(on_row & env->pad[x0 + c]);
+                d_row[c] = (target - height[row + c]) * (1.0f / 64.0f);
             }
             for (int c = c_hi; c < TF_VIEW; c++)
                 h_row[c] = d_row[c] = 0.0f;
@@ -287,11 +294,9 @@ static void tf_observe(Terraform *env) {
         s[2] = d->speed / TF_MAX_SPEED;
         s[3] = d->heading / TF_TWO_PI;
         s[4] = d->load / TF_CAPACITY;
-        float *quads = s + TF_SCALARS, *here = quads + TF_MAX_QUADS;
-        for (int q = 0; q < TF_MAX_QUADS; q++) {
-            quads[q] = q < env->quadrants ? env->volume[q] / 121.0f : 0.0f;
-            here[q] = 0.0f;
-        }
+        memcpy(s + TF_SCALARS, quads, sizeof(quads));
+        float *here = s + TF_SCALARS + TF_MAX_QUADS;
+        memset(here, 0, TF_MAX_QUADS * sizeof(float));
         here[tf_quadrant(env, (int)d->x, (int)d->y)] = 1.0f;
     }
 }
@@ -320,7 +325,7 @@ static void c_reset(Terraform *env) {
 static float tf_scoop(Terraform *env, TfDozer *d, int x, int y, int bucket) {
     const int cell = y * env->map_size + x;
     float *height = tf_height(env) + cell;
-    const float target = tf_target(env)[cell];
+    const float target = tf_target_at(env, x, y);
     const float before = *height, load_before = d->load;
     float amount;
     if (bucket == TF_LOAD) {
@@ -438,7 +443,7 @@ static void c_frame_size(const Terraform *env, int *width, int *height) {
  * dozers as yellow discs with a dark dot toward the bucket (orange when loaded). */
 static void c_render(const Terraform *env, Canvas *canvas) {
     const int px = TF_CELL_PIXELS, size = env->map_size;
-    const float *height = tf_height(env), *target = tf_target(env);
+    const float *height = tf_height(env);
     raster_clear(canvas, COLOR_BACKGROUND);
     for (int y = 0; y < size; y++) {
         for (int x = 0; x < size; x++) {
@@ -448,8 +453,9 @@ static void c_render(const Terraform *env, Canvas *canvas) {
             const Color dirt = {(uint8_t)(40 + 180 * t), (uint8_t)(30 + 140 * t),
                                 (uint8_t)(20 + 80 * t)};
             raster_rect(canvas, x * px, y * px, px, px, dirt);
-            if (target[cell] > 0.0f) {
-                const int level = fabsf(height[cell] - target[cell]) < 0.5f;
+            const float target = tf_target_at(env, x, y);
+            if (target > 0.0f) {
+                const int level = fabsf(height[cell] - target) < 0.5f;
                 raster_rect(canvas, x * px + px / 2 - 1, y * px + px / 2 - 1, 2, 2,
                             level ? COLOR_GREEN : COLOR_BLUE);
             }

@@ -66,6 +66,8 @@ SHARED += ["cpr", "pacman"]
 INSTANCES["cpr"] = (128, 128)  # 8 agents each
 INSTANCES.update({"convert": (1, 1), "rware": (256, 256)})  # 1,024 agents, 4 robots each
 SHARED += ["boids", "convert", "rware", "grid"]
+SHARED += ["terraform"]
+INSTANCES["terraform"] = (128, 128)  # 8 dozers each
 
 
 def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:

@@ -20,6 +20,7 @@ CONFIGS = {
     "robocode": {"max_steps": 40},
     "rocket_lander": {"max_steps": 40},
     "rware": {"map_choice": 3, "num_agents": 64, "num_requested_shelves": 64},
+    "terraform": {"reset_frequency": 40},
 }
 BEFORE, AFTER = 150, 150
 

@@ -17,6 +17,8 @@
 //        c_step(<Env>*)       one step of every agent of this env; auto-resets, logs on ends
 //        c_frame_size(const <Env>*, int* width, int* height) and c_render(const <Env>*, Canvas*)
 //        c_close(<Env>*)      free what c_init allocated
+//      and, for a turn-based game with moves that are sometimes illegal, SPEC.action_mask
+//      (puffer.h): the env class then writes the buffer's `action_masks` (legal moves).
 //   2. Add `#include "<env>/<env>.h"` to csrc/envs.h. The class `_ocean.<env>`, the Python class
 //      `puffer.ocean.<Env>` and the registry name `<env>` then exist.
 //
@@ -104,7 +106,7 @@ py::dict spec_dict(const PufferSpec &spec, const char *c_type) {
         py::arg("action_high") = spec.action_high, py::arg("config") = config,
         py::arg("log_names") =
             std::vector<std::string>(spec.log_names, spec.log_names + spec.log_size),
-        py::arg("env_size") = spec.env_size);
+        py::arg("env_size") = spec.env_size, py::arg("action_masks") = spec.action_mask != nullptr);
 }
 
 // A header's key map as [(key, head, value), ...]; empty when the header declares none.
@@ -150,9 +152,11 @@ template <typename Env> class VecEnv {
 
     ~VecEnv() { close(); }
 
-    // Validates the five arrays (nothing is converted) and points each env at its rows.
+    // Validates the five arrays, and the action_masks array of an env whose SPEC declares an
+    // action_mask (nothing is converted), and points each env at its rows.
     void bind(const py::array &observations, const py::array &actions, const py::array &rewards,
-              const py::array &terminals, const py::array &truncations) {
+              const py::array &terminals, const py::array &truncations,
+              const py::object &action_masks) {
         check_open("bind");
         const py::ssize_t agents = num_agents_;
         py::ssize_t obs_size, act_size, one;
@@ -174,7 +178,9 @@ template <typename Env> class VecEnv {
                              " action elements, expected " + std::to_string(want_obs) + " and " +
                              std::to_string(want_act));
         }
+        uint8_t *legal = bind_masks(action_masks);
         arrays_ = {observations, actions, rewards, terminals, truncations};
+        if (legal) arrays_.push_back(action_masks.cast<py::array>());
         obs_row_bytes_ = static_cast<size_t>(obs_size) * sizeof(Obs);
         actions_ = act;
         rewards_ = rew;
@@ -187,6 +193,7 @@ template <typename Env> class VecEnv {
             env.rewards = rew + row;
             env.terminals = term + row;
             env.truncations = trunc + row;
+            if (legal) env_masks_.push_back(legal + row * mask_width());
             row += env.num_agents;
         }
     }
@@ -201,6 +208,7 @@ template <typename Env> class VecEnv {
             envs_[i].rng = mix_seed(seed, static_cast<uint64_t>(i));
             c_reset(&envs_[i]);
         }
+        write_masks(0, n);
     }
 
     // Refuses actions outside the action space (discrete ranges; continuous bounds, NaN and inf
@@ -221,14 +229,16 @@ template <typename Env> class VecEnv {
         // Below MIN_ENVS_PER_THREAD instances a thread's share is cheaper than waking it.
         if (pool_ && n >= 2 * MIN_ENVS_PER_THREAD) {
             const int chunk = std::max(MIN_ENVS_PER_THREAD / 2, n / (4 * threads_));
-            pool_->run(n, chunk, [envs](int begin, int end) {
+            pool_->run(n, chunk, [this, envs](int begin, int end) {
                 for (int i = begin; i < end; i++)
                     c_step(&envs[i]);
+                write_masks(begin, end);
             });
             return;
         }
         for (int i = 0; i < n; i++)
             c_step(&envs[i]);
+        write_masks(0, n);
     }
 
     // Means of every Log field over the episodes finished since the last call, plus their count
@@ -322,6 +332,7 @@ template <typename Env> class VecEnv {
             puffer_state_load(spec_, &env, obs_bytes, at);
             at += puffer_state_size(spec_, &env, obs_bytes);
         }
+        write_masks(0, static_cast<int>(envs_.size()));
     }
 
     size_t state_size() const {
@@ -371,6 +382,49 @@ template <typename Env> class VecEnv {
         if (arrays_.empty()) {
             throw UsageError(name_ + ": " + call + "() called before bind(); bind the arrays");
         }
+    }
+
+    // Columns of one action_masks row: one per action of every head.
+    py::ssize_t mask_width() const {
+        py::ssize_t width = 0;
+        for (int k = 0; k < spec_->action_heads; k++)
+            width += spec_->action_sizes[k];
+        return width;
+    }
+
+    // The action_masks rows, checked like the other arrays; null for an env without masks,
+    // which must then be given None.
+    uint8_t *bind_masks(const py::object &action_masks) {
+        if (!spec_->action_mask) {
+            if (!action_masks.is_none()) {
+                throw UsageError(name_ + ": got action_masks, but this env declares no legal-"
+                                         "action masks (its SPEC has no action_mask); pass None");
+            }
+            return nullptr;
+        }
+        if (action_masks.is_none()) {
+            throw UsageError(name_ +
+                             ": this env writes legal-action masks; bind an "
+                             "action_masks array (Buffer.allocate(..., action_masks=True))");
+        }
+        py::ssize_t width;
+        uint8_t *legal =
+            checked_rows<uint8_t>(name_, "action_masks", action_masks.cast<py::array>(),
+                                  py::dtype("bool"), num_agents_, &width);
+        if (width != mask_width()) {
+            throw UsageError(name_ + ": action_masks rows hold " + std::to_string(width) +
+                             " elements, expected " + std::to_string(mask_width()) +
+                             " (one per action)");
+        }
+        env_masks_.clear();
+        return legal;
+    }
+
+    // Writes the legal actions of envs [begin, end) from their state (SPEC.action_mask).
+    void write_masks(int begin, int end) {
+        if (!spec_->action_mask) return;
+        for (int i = begin; i < end; i++)
+            spec_->action_mask(&envs_[i], env_masks_[i]);
     }
 
     // Zeroes rewards and flags before a reset. Each c_step writes all three for every agent
@@ -487,9 +541,10 @@ template <typename Env> class VecEnv {
     const PufferSpec *spec_;
     std::vector<Env> envs_;
     std::vector<py::array> arrays_;
-    std::unique_ptr<StepPool> pool_; // threads_ - 1 helpers; null for one thread
-    Act *actions_ = nullptr;         // all rows, for the action check
-    float *rewards_ = nullptr;       // all rows, cleared before each step
+    std::vector<uint8_t *> env_masks_; // each env's first action_masks row; empty: no masks
+    std::unique_ptr<StepPool> pool_;   // threads_ - 1 helpers; null for one thread
+    Act *actions_ = nullptr;           // all rows, for the action check
+    float *rewards_ = nullptr;         // all rows, cleared before each step
     uint8_t *terminals_ = nullptr;
     uint8_t *truncations_ = nullptr;
     size_t obs_row_bytes_ = 0;
@@ -525,7 +580,7 @@ bool puffer_register(const char *name, const char *c_type, const char *header,
                  }),
                  py::arg("num_envs"), py::arg("config"), py::arg("num_threads") = 1)
             .def("bind", &V::bind, py::arg("observations"), py::arg("actions"), py::arg("rewards"),
-                 py::arg("terminals"), py::arg("truncations"))
+                 py::arg("terminals"), py::arg("truncations"), py::arg("action_masks") = py::none())
             .def("reset", &V::reset, py::arg("seed"))
             .def("step", &V::step)
             .def("_step_unchecked", &V::step_unchecked)

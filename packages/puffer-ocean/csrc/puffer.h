@@ -67,6 +67,11 @@ typedef struct {
     void (*relink)(void *env);
     /* A config problem the ranges cannot express, as a message, or NULL if fine. */
     const char *(*check)(const void *env);
+    /* Legal actions, for envs that declare them (NULL: every action is always legal). Writes
+     * one byte per action (1 legal, 0 not) for each agent of `env`, sum(action_sizes) bytes a
+     * row, into `out`. A pure function of the env's state: the binding calls it after every
+     * reset, step and load_state and exports the rows as the buffer's `action_masks`. */
+    void (*action_mask)(const void *env, uint8_t *out);
 } PufferSpec;
 
 /* One entry of an env's key map: how a person plays it (`puffer play`). Holding `key` (a pygame

@@ -53,6 +53,42 @@ def test_ocean_connect4_each_turn_adds_one_piece_per_player() -> None:
     env.close()
 
 
+def test_ocean_connect4_masks_exactly_the_full_columns() -> None:
+    env = puffer.ocean.Connect4(num_envs=16)
+    assert env.writes_action_masks and env.action_masks.shape == (16, 7)
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=3)
+    full_seen = False
+    for _ in range(300):
+        top_empty = obs.reshape(16, 7, 6)[:, :, 5] == 0  # row 5 of each column
+        np.testing.assert_array_equal(env.action_masks, top_empty)
+        full_seen |= not top_empty.all()
+        legal = [rng.choice(np.flatnonzero(row)) for row in env.action_masks]
+        obs, *_ = env.step(np.array(legal, np.int32))
+    assert full_seen
+    # Loading a state rewrites the masks from the loaded boards.
+    state, masks = env.save_state(), env.action_masks.copy()
+    env.reset(seed=4)
+    env.load_state(state)
+    np.testing.assert_array_equal(env.action_masks, masks)
+    env.close()
+
+
+def test_ocean_env_without_masks_refuses_a_mask_array() -> None:
+    env = puffer.ocean.Connect4(num_envs=1)
+    with pytest.raises(puffer.core.APIUsageError, match="writes legal-action masks"):
+        env._c.bind(env.observations, env.actions, env.rewards, env.terminals, env.truncations)
+    env.close()
+    squared = puffer.ocean.Squared(num_envs=1)
+    assert not squared.writes_action_masks and squared.action_masks is None
+    with pytest.raises(puffer.core.APIUsageError, match="declares no legal-action masks"):
+        squared._c.bind(
+            *(squared.observations, squared.actions, squared.rewards),
+            *(squared.terminals, squared.truncations, np.ones((1, 5), bool)),
+        )
+    squared.close()
+
+
 def test_ocean_tetris_shows_one_falling_piece() -> None:
     env = puffer.ocean.Tetris(num_envs=16)
     rng = np.random.default_rng(0)

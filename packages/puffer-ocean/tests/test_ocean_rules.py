@@ -114,6 +114,22 @@ def test_ocean_connect4_book_negamax_wins_and_full_columns(run_c: RunC) -> None:
     actions[0] = 0;
     c_step(&env);
     CHECK(rewards[0] == -1.0f && terminals[0] && env.log.n == 3.0f);
+    /* Two cells left on a board without a line: only their columns are legal, and the
+     * opponent's move that fills the board ends the game (their draw, -1). */
+    for (int c = 0; c < 7; c++)
+        for (int r = 0; r < 6; r++) {
+            if (r == 5 && (c == 4 || c == 5)) continue;
+            if ((r + c / 2 + c) % 2) env.opponent |= connect4_bit(r, c);
+            else env.agent |= connect4_bit(r, c);
+        }
+    uint8_t legal[7];
+    connect4_action_mask(&env, legal);
+    for (int c = 0; c < 7; c++) CHECK(legal[c] == (c == 4 || c == 5));
+    actions[0] = 5;
+    c_step(&env);
+    CHECK(rewards[0] == -1.0f && terminals[0] && env.log.n == 4.0f && env.log.perf == 1.0f);
+    connect4_action_mask(&env, legal);
+    for (int c = 0; c < 7; c++) CHECK(legal[c] == 1);
     return 0;""",
         prelude="""
 /* Their negamax as written: every leaf visited, 10^depth for the side that just won. */

@@ -193,12 +193,15 @@ static void c_step(Connect4 *env) {
     env->terminals[0] = 0;
     env->truncations[0] = 0;
     const int col = env->actions[0];
-    /* A full column loses; so does any move once the board is full (their draw). */
+    /* A full column loses. A board the opponent filled is their draw: theirs loses on the
+     * agent's next (necessarily illegal) move; here the game ends in the filling step with the
+     * same -1, so the agent never faces a board without a legal column. */
     if (col < 0 || col >= CONNECT4_COLS || connect4_full(env->agent | env->opponent, col)) {
         connect4_end(env, -1.0f);
     } else if (connect4_drop(env, col, 1)) {
         connect4_end(env, 1.0f);
-    } else if (connect4_drop(env, connect4_opponent_column(env), 0)) {
+    } else if (connect4_drop(env, connect4_opponent_column(env), 0) ||
+               (env->agent | env->opponent) == CONNECT4_BOARD) {
         connect4_end(env, -1.0f);
     }
 }
@@ -229,6 +232,15 @@ static void c_close(Connect4 *env) {
     (void)env;
 }
 
+/* Legal columns (SPEC.action_mask): those not yet full. A game that ended has already been
+ * replaced by the next one's empty board, so a mask is never all zero. */
+static void connect4_action_mask(const void *env, uint8_t *out) {
+    const Connect4 *c4 = (const Connect4 *)env;
+    const uint64_t mask = c4->agent | c4->opponent;
+    for (int col = 0; col < CONNECT4_COLS; col++)
+        out[col] = (uint8_t)!connect4_full(mask, col);
+}
+
 static const int ACTION_SIZES[] = {CONNECT4_COLS};
 static const PufferKey KEYS[] = {{"1", 0, 0}, {"2", 0, 1}, {"3", 0, 2}, {"4", 0, 3},
                                  {"5", 0, 4}, {"6", 0, 5}, {"7", 0, 6}, {NULL, 0, 0}};
@@ -236,15 +248,18 @@ static const PufferSpec SPEC = {
     .doc = "PufferLib 3.0's connect4: Connect Four on a 6x7 board, the agent moving first, "
            "against a depth-3 negamax opponent. Observation: (42,) float32 in {-1, 0, 1}, "
            "column-major: cell (row r, column c) at c * 6 + r, row 0 at the bottom; +1 the "
-           "agent's pieces, -1 the opponent's. Action: Discrete(7), the column.\n\n"
+           "agent's pieces, -1 the opponent's. Action: Discrete(7), the column. Legal-action "
+           "masks: the columns not yet full (the buffer's action_masks).\n\n"
            "| rule | value |\n|---|---|\n"
            "| win (four in a row) | +1, terminal |\n"
            "| loss, or a move into a full column | -1, terminal |\n"
-           "| full board | the agent's next move is into a full column: -1 |\n"
+           "| full board (a draw) | -1, terminal, in the step whose opponent move fills it |\n"
            "| opponent | book: column 3 opening -> 2, column 4 -> 3; else an immediate win "
            "(lowest column); else the lowest depth-3 negamax value (a node is minus the sum of "
            "its children, a won position 10^depth left), ties uniformly at random |\n\n"
-           "Differences: the next game starts in the step that ends one (theirs spends one "
+           "Differences: a full board ends the game at once (theirs ends it on the agent's "
+           "next move, into a full column); the next game starts in the step that ends one (theirs "
+           "spends one "
            "more step, action ignored, to show the empty board); the log counts every game "
            "(theirs clears it at each reset).",
     .obs_dtype = PUFFER_FLOAT32,
@@ -254,6 +269,7 @@ static const PufferSpec SPEC = {
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
     PUFFER_SPEC_TABLES(Connect4),
+    .action_mask = connect4_action_mask,
 };
 
 PUFFER_ENV_END(connect4, Connect4)

@@ -11,7 +11,8 @@ __version__: str
 ENVS: list[str]
 # name -> the header's SPEC: doc, c_type, header, obs_dtype, obs_size, obs_low, obs_high,
 # action_sizes, action_dim, action_low, action_high, config (name, type, default, min, max,
-# doc per field), log_names, env_size, keys (the key map of `puffer play`: (key, head, value)
+# doc per field), log_names, env_size, action_masks (whether the env writes legal-action
+# masks), keys (the key map of `puffer play`: (key, head, value)
 # triples; empty for a header without KEYS).
 SPECS: dict[str, dict[str, Any]]
 
@@ -31,6 +32,7 @@ class _VecEnv:
         rewards: np.ndarray,
         terminals: np.ndarray,
         truncations: np.ndarray,
+        action_masks: np.ndarray | None = None,
     ) -> None: ...
     def reset(self, seed: int) -> None: ...
     def step(self) -> None: ...

@@ -87,7 +87,12 @@ class OceanEnv(PufferEnv):
         try:
             super().__init__(buf)
             self._c.bind(
-                self.observations, self.actions, self.rewards, self.terminals, self.truncations
+                self.observations,
+                self.actions,
+                self.rewards,
+                self.terminals,
+                self.truncations,
+                self.action_masks,
             )
         except BaseException:
             self._c.close()  # c_init allocated; nothing else will free it
@@ -239,6 +244,8 @@ def env_class(name: str) -> type[OceanEnv]:
         "spec": spec,
         "single_observation_space": obs_space,
         "single_action_space": action_space,
+        # Headers with a SPEC.action_mask write the buffer's legal-action masks.
+        "writes_action_masks": spec["action_masks"],
     }
     return type(class_name, (OceanEnv,), attributes)
 

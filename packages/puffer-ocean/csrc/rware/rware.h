@@ -60,6 +60,9 @@ typedef struct {
     uint8_t heading, load;
     float trip_return;
     int trip_steps;
+    /* Per-step traffic scratch, rewritten every step: beside the robot so that a step touches
+     * one cache line per few robots (a step is memory-bound across many envs). */
+    int16_t target, weight, loop;
 } RwRobot;
 
 typedef struct {
@@ -73,13 +76,12 @@ typedef struct {
     Log log;
     int map_choice, agents, num_requested; /* config */
     int cols, rows, num_shelves;
-    uint8_t layout[RW_MAX_CELLS]; /* the map as built: floor, shelf slots and goals */
-    uint8_t cells[RW_MAX_CELLS];  /* the map now */
-    int16_t robot_at[RW_MAX_CELLS];
+    unsigned row_magic;            /* see rw_row */
+    uint8_t layout[RW_MAX_CELLS];  /* the map as built: floor, shelf slots and goals */
+    uint8_t cells[RW_MAX_CELLS];   /* the map now */
+    int8_t robot_at[RW_MAX_CELLS]; /* robot index there or -1 (RW_MAX_AGENTS fits int8) */
     int16_t shelf_slots[RW_MAX_CELLS];
     RwRobot robot[RW_MAX_AGENTS];
-    /* Per-step traffic scratch (saved with the rest; rewritten every step). */
-    int16_t target[RW_MAX_AGENTS], weight[RW_MAX_AGENTS], loop[RW_MAX_AGENTS];
 } Rware;
 
 static const PufferField CONFIG[] = {
@@ -126,6 +128,7 @@ static const RwMap RW_MAPS[3] = {
 static void rw_build_layout(Rware *env) {
     const RwMap *m = &RW_MAPS[env->map_choice - 1];
     env->cols = m->cols, env->rows = m->rows;
+    env->row_magic = (65536u + (unsigned)m->cols - 1) / (unsigned)m->cols;
     memset(env->layout, RW_FLOOR, sizeof(env->layout));
     for (int b = 0; b < m->blocks; b++)
         for (int r = m->block[b][0]; r <= m->block[b][0] + 1; r++)
@@ -169,26 +172,46 @@ static int rw_request(Rware *env) {
     return 1;
 }
 
+/* cell / cols without a division (a hot one: every robot, every step). With
+ * row_magic = ceil(2^16 / cols), cell * row_magic >> 16 is exact while cell * (row_magic * cols
+ * - 2^16) < 2^16, which holds for cell < 320 and cols <= 20 (6,400 at most). */
+static inline int rw_row(const Rware *env, int cell) {
+    return (int)(((unsigned)cell * env->row_magic) >> 16);
+}
+
+/* What a robot sees of one neighbour cell (on the map): robot there, its heading, cell kind. */
+static inline void rw_see(const Rware *env, int cell, float *o) {
+    static const float QUARTERS[5] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f}; /* k / 4 */
+    const int other = env->robot_at[cell];
+    o[0] = other >= 0 ? 1.0f : 0.0f;
+    o[1] = other >= 0 ? QUARTERS[env->robot[other].heading + 1] : 0.0f;
+    o[2] = QUARTERS[env->cells[cell] + 1];
+}
+
 static void rw_observe(Rware *env) {
-    const float cells = (float)(env->cols * env->rows);
+    const int cols = env->cols, rows = env->rows;
+    const float cells = (float)(cols * rows);
+    /* Cell offsets of the 8 neighbours, in RW_AROUND's order. */
+    const int step[8] = {-cols, 1 - cols, 1, cols + 1, cols, cols - 1, -1, -cols - 1};
     for (int i = 0; i < env->agents; i++) {
         const RwRobot *me = &env->robot[i];
         float *obs = env->observations + (size_t)i * RW_OBS;
-        const int x = me->cell % env->cols, y = me->cell / env->cols;
+        const int y = rw_row(env, me->cell), x = me->cell - y * cols;
         obs[0] = (float)me->cell / cells;
         obs[1] = (float)(me->heading + 1) * 0.25f;
         obs[2] = (float)me->load;
+        if (x > 0 && y > 0 && x < cols - 1 && y < rows - 1) { /* all 8 on the map */
+            for (int j = 0; j < 8; j++)
+                rw_see(env, me->cell + step[j], obs + 3 + 3 * j);
+            continue;
+        }
         for (int j = 0; j < 8; j++) {
             float *o = obs + 3 + 3 * j;
             const int nx = x + RW_AROUND[j][0], ny = y + RW_AROUND[j][1];
-            if (nx < 0 || ny < 0 || nx >= env->cols || ny >= env->rows) {
+            if (nx < 0 || ny < 0 || nx >= cols || ny >= rows)
                 o[0] = o[1] = o[2] = 0.0f;
-                continue;
-            }
-            const int cell = ny * env->cols + nx, other = env->robot_at[cell];
-            o[0] = other >= 0 ? 1.0f : 0.0f;
-            o[1] = other >= 0 ? (float)(env->robot[other].heading + 1) * 0.25f : 0.0f;
-            o[2] = (float)(env->cells[cell] + 1) * 0.25f;
+            else
+                rw_see(env, ny * cols + nx, o);
         }
     }
 }
@@ -205,8 +228,8 @@ static void c_reset(Rware *env) {
         do {
             cell = rng_int(&env->rng, n);
         } while (env->cells[cell] != RW_FLOOR || env->robot_at[cell] >= 0);
-        env->robot[i] = (RwRobot){(int16_t)cell, (uint8_t)rng_int(&env->rng, 4), 0, 0.0f, 0};
-        env->robot_at[cell] = (int16_t)i;
+        env->robot[i] = (RwRobot){.cell = (int16_t)cell, .heading = (uint8_t)rng_int(&env->rng, 4)};
+        env->robot_at[cell] = (int8_t)i;
     }
     rw_observe(env);
 }
@@ -214,8 +237,9 @@ static void c_reset(Rware *env) {
 /* The cell robot i would enter going forward, or -1 if the edge or its load forbids it. */
 static int rw_ahead(const Rware *env, int i) {
     const RwRobot *r = &env->robot[i];
-    const int x = r->cell % env->cols + RW_DX[r->heading];
-    const int y = r->cell / env->cols + RW_DY[r->heading];
+    const int row = rw_row(env, r->cell);
+    const int x = r->cell - row * env->cols + RW_DX[r->heading];
+    const int y = row + RW_DY[r->heading];
     if (x < 0 || y < 0 || x >= env->cols || y >= env->rows) return -1;
     const int cell = y * env->cols + x, kind = env->cells[cell];
     if (r->load != RW_EMPTY_HANDED && (kind == RW_SHELF || kind == RW_REQUESTED)) return -1;
@@ -237,7 +261,7 @@ static void rw_land(Rware *env, int i, int cell) {
     if (r->load != RW_EMPTY_HANDED && env->cells[cell] != RW_GOAL)
         env->cells[cell] = r->load == RW_CARRY_REQUESTED ? RW_REQUESTED : RW_SHELF;
     r->cell = (int16_t)cell;
-    env->robot_at[cell] = (int16_t)i;
+    env->robot_at[cell] = (int8_t)i;
 }
 
 static void rw_log_trip(Rware *env, RwRobot *r) {
@@ -278,15 +302,15 @@ static float rw_toggle(Rware *env, int i) {
 static void rw_find_loops(Rware *env) {
     const int n = env->agents;
     for (int i = 0; i < n; i++)
-        env->loop[i] = 0;
+        env->robot[i].loop = 0;
     for (int i = 0; i < n; i++) {
         /* Walk at most n hops; if the walk comes back to i, i is on a loop. */
         int at = i, hops = 0;
         do {
-            at = env->target[at] >= 0 ? env->robot_at[env->target[at]] : -1;
+            at = env->robot[at].target >= 0 ? env->robot_at[env->robot[at].target] : -1;
             hops++;
         } while (at >= 0 && at != i && hops <= n);
-        if (at == i) env->loop[i] = (int16_t)hops;
+        if (at == i) env->robot[i].loop = (int16_t)hops;
     }
 }
 
@@ -295,14 +319,16 @@ static void rw_find_loops(Rware *env) {
 static void rw_weigh(Rware *env) {
     const int n = env->agents;
     for (int i = 0; i < n; i++)
-        env->weight[i] = 1;
+        env->robot[i].weight = 1;
     for (int changed = 1; changed;) {
         changed = 0;
         for (int j = 0; j < n; j++) {
-            if (env->loop[j] || env->target[j] < 0) continue;
-            const int ahead = env->robot_at[env->target[j]];
-            if (ahead < 0 || env->loop[ahead] || env->weight[ahead] > env->weight[j]) continue;
-            env->weight[ahead] = (int16_t)(env->weight[j] + 1);
+            if (env->robot[j].loop || env->robot[j].target < 0) continue;
+            const int ahead = env->robot_at[env->robot[j].target];
+            if (ahead < 0 || env->robot[ahead].loop ||
+                env->robot[ahead].weight > env->robot[j].weight)
+                continue;
+            env->robot[ahead].weight = (int16_t)(env->robot[j].weight + 1);
             changed = 1;
         }
     }
@@ -310,24 +336,25 @@ static void rw_weigh(Rware *env) {
 
 static void rw_rotate_loops(Rware *env) {
     for (int i = 0; i < env->agents; i++) {
-        if (env->loop[i] < 3) continue;
+        if (env->robot[i].loop < 3) continue;
         int ok = 1;
-        for (int at = env->robot_at[env->target[i]]; at != i; at = env->robot_at[env->target[at]])
-            ok = ok && rw_ahead(env, at) == env->target[at];
+        for (int at = env->robot_at[env->robot[i].target]; at != i;
+             at = env->robot_at[env->robot[at].target])
+            ok = ok && rw_ahead(env, at) == env->robot[at].target;
         int members[RW_MAX_AGENTS], count = 0;
-        for (int at = i; count < env->loop[i]; at = env->robot_at[env->target[at]])
+        for (int at = i; count < env->robot[i].loop; at = env->robot_at[env->robot[at].target])
             members[count++] = at;
-        if (!ok || rw_ahead(env, i) != env->target[i]) {
+        if (!ok || rw_ahead(env, i) != env->robot[i].target) {
             for (int k = 0; k < count; k++)
-                env->loop[members[k]] = -1; /* stuck this step */
+                env->robot[members[k]].loop = -1; /* stuck this step */
             continue;
         }
         /* Everyone lifts first, then lands: the loop turns as one. */
         for (int k = 0; k < count; k++)
             rw_lift(env, members[k]);
         for (int k = 0; k < count; k++) {
-            rw_land(env, members[k], env->target[members[k]]);
-            env->loop[members[k]] = -1;
+            rw_land(env, members[k], env->robot[members[k]].target);
+            env->robot[members[k]].loop = -1;
         }
     }
 }
@@ -335,10 +362,11 @@ static void rw_rotate_loops(Rware *env) {
 static void rw_move_queues(Rware *env) {
     int top = 0;
     for (int i = 0; i < env->agents; i++)
-        if (!env->loop[i] && env->weight[i] > top) top = env->weight[i];
+        if (!env->robot[i].loop && env->robot[i].weight > top) top = env->robot[i].weight;
     for (int w = top; w > 0; w--) {
         for (int i = 0; i < env->agents; i++) {
-            if (env->loop[i] || env->weight[i] != w || env->actions[i] != RW_FORWARD) continue;
+            if (env->robot[i].loop || env->robot[i].weight != w || env->actions[i] != RW_FORWARD)
+                continue;
             const int cell = rw_ahead(env, i);
             if (cell < 0 || env->robot_at[cell] >= 0) continue;
             rw_lift(env, i);
@@ -347,6 +375,8 @@ static void rw_move_queues(Rware *env) {
     }
 }
 
+static const uint8_t RW_TURN[5] = {0, 0, 3, 1, 0}; /* heading change per action, mod 4 */
+
 static void c_step(Rware *env) {
     int forward = 0;
     for (int i = 0; i < env->agents; i++) {
@@ -354,12 +384,11 @@ static void c_step(Rware *env) {
         const int action = env->actions[i];
         float reward = 0.0f;
         r->trip_steps++;
-        if (action == RW_LEFT) r->heading = (uint8_t)((r->heading + 3) % 4);
-        if (action == RW_RIGHT) r->heading = (uint8_t)((r->heading + 1) % 4);
+        r->heading = (uint8_t)((r->heading + RW_TURN[action]) & 3); /* no branch to mispredict */
         if (action == RW_TOGGLE) reward = rw_toggle(env, i);
         env->rewards[i] = reward;
         env->terminals[i] = env->truncations[i] = 0;
-        env->target[i] = (int16_t)(action == RW_FORWARD ? rw_ahead(env, i) : -1);
+        r->target = (int16_t)(action == RW_FORWARD ? rw_ahead(env, i) : -1);
         forward += action == RW_FORWARD;
     }
     if (forward) {

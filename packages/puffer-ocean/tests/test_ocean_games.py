@@ -74,6 +74,29 @@ def test_ocean_connect4_masks_exactly_the_full_columns() -> None:
     env.close()
 
 
+def test_ocean_checkers_masks_exactly_the_legal_moves() -> None:
+    """A masked-out action is the env's illegal action (-1, nothing moves); a masked-in one never is."""
+    env = puffer.ocean.Checkers(num_envs=8)
+    assert env.writes_action_masks and env.action_masks.shape == (8, 512)
+    rng = np.random.default_rng(2)
+    obs, _ = env.reset(seed=5)
+    for t in range(200):
+        masks = env.action_masks.copy()
+        assert masks.any(axis=1).all()
+        if t % 10 == 0:  # every illegal-by-mask action is refused by the rules
+            state, board = env.save_state(), obs.copy()
+            illegal = [rng.choice(np.flatnonzero(~row)) for row in masks]
+            obs, rewards, terminals, _, _ = env.step(np.array(illegal, np.int32))
+            np.testing.assert_array_equal(rewards, -1.0)
+            np.testing.assert_array_equal(obs, board)
+            assert not terminals.any()
+            env.load_state(state)
+        legal = [rng.choice(np.flatnonzero(row)) for row in masks]
+        obs, rewards, terminals, _, _ = env.step(np.array(legal, np.int32))
+        assert (rewards[~terminals] > -1.0).all(), t  # a legal move never pays the illegal -1
+    env.close()
+
+
 def test_ocean_env_without_masks_refuses_a_mask_array() -> None:
     env = puffer.ocean.Connect4(num_envs=1)
     with pytest.raises(puffer.core.APIUsageError, match="writes legal-action masks"):

@@ -237,6 +237,20 @@ static void c_close(Checkers *env) {
     (void)env;
 }
 
+/* Your legal actions (SPEC.action_mask): ck_legal for all 512, with the forced-jump test done
+ * once. A game that ended has already been replaced by the next one's opening position, and
+ * a game goes on only while you can move, so a mask is never all zero. */
+static void checkers_action_mask(const void *env, uint8_t *out) {
+    const uint8_t *board = ((const Checkers *)env)->observations;
+    const int first_move = ck_has_jump(board, CK_YOU) ? 4 : 0;
+    memset(out, 0, CK_ACTIONS);
+    for (int s = 0; s < CK_SQUARES; s++) {
+        if (ck_side(board[s]) != CK_YOU) continue;
+        for (int m = first_move; m < 8; m++)
+            out[s * 8 + m] = (uint8_t)ck_legal_shape(board, CK_YOU, s, m);
+    }
+}
+
 static const int ACTION_SIZES[] = {CK_ACTIONS};
 /* `puffer play`: a move is the square's column letter and row digit, counted from the top left
  * of the picture, then the move digit 1-8 (NW, NE, SW, SE, then the same as jumps). */
@@ -261,7 +275,8 @@ static const PufferSpec SPEC = {
            "legal move, +0.05 per promotion, -0.05 per piece lost, -1 for an illegal action "
            "(nothing moves). Observation: (64,) uint8 board: 0 empty, 1/2 your pawn/king, 3/4 "
            "enemy pawn/king. Action: Discrete(512) = square * 8 + move (NW, NE, SW, SE, then "
-           "the four jumps).",
+           "the four jumps). Legal-action masks: your legal moves, forced jumps included (the "
+           "buffer's action_masks; not in PufferLib 3.0, whose policy must learn them).",
     .obs_dtype = PUFFER_UINT8,
     .obs_size = CK_SQUARES,
     .obs_low = 0,
@@ -269,6 +284,7 @@ static const PufferSpec SPEC = {
     .action_heads = PUFFER_COUNT(ACTION_SIZES),
     .action_sizes = ACTION_SIZES,
     PUFFER_SPEC_TABLES(Checkers),
+    .action_mask = checkers_action_mask,
 };
 
 PUFFER_ENV_END(checkers, Checkers)

@@ -28,3 +28,4 @@
 #include "convert/convert.h"
 #include "rware/rware.h"
 #include "grid/grid.h"
+#include "school/school.h"

@@ -12,6 +12,7 @@ PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "
 PORTED += ["cpr", "pacman", "robocode", "tcg"]
 PORTED += ["rocket_lander"]
 PORTED += ["boids", "convert", "rware", "grid"]
+PORTED += ["school"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

@@ -27,7 +27,7 @@ HARNESS = Path(__file__).with_name("ocean_harness.c")
 STEPS = 100_000
 # Envs whose default config steps a thousand agents at once: fewer env steps, still millions of
 # agent steps (convert: 1,024 agents, so 5,000 steps are 5.1M agent steps).
-STEPS_FOR = {"convert": 5_000}
+STEPS_FOR = {"convert": 5_000, "school": 400}
 CC = shutil.which("gcc") or shutil.which("cc")
 
 

@@ -9,7 +9,7 @@ PRELUDE = r"""
 static void put(School *env, int i, float x, float y, float z) {
     SchoolUnit *u = &env->unit[i];
     u->x = x, u->y = y, u->z = z, u->vx = u->vy = u->vz = 0.0f;
-    u->qw = 1.0f, u->qx = u->qy = u->qz = 0.0f;
+    u->q.w = 1.0f, u->q.x = u->q.y = u->q.z = 0.0f;
 }
 static float ground(School *env, float x, float z) { return school_ground(env, x, z); }
 static void put_ground(School *env, int i, float x, float z) { put(env, i, x, ground(env, x, z), z); }

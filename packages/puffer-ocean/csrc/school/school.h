@@ -101,10 +101,15 @@ _Static_assert(sizeof(Log) % sizeof(float) == 0, "Log holds floats only");
 static const char *LOG_NAMES[] = {"episode_return", "episode_length", "collision_rate",
                                   "oob_rate",       "score",          "n"};
 
+/* Quaternions as (w, x, y, z); products and rotations as in raymath. */
+typedef struct {
+    float w, x, y, z;
+} SchoolQuat;
+
 typedef struct {
     float x, y, z, vx, vy, vz, speed;
     float health, max_turn, max_speed, damage, range;
-    float qw, qx, qy, qz; /* orientation; products of unit turns, not renormalized */
+    SchoolQuat q; /* orientation: a product of unit turns, not renormalized */
     int army, type, target, episode_length;
     float episode_return;
 } SchoolUnit;
@@ -266,7 +271,7 @@ static void school_stats(SchoolUnit *u) {
 
 static void school_respawn(School *env, int i) {
     SchoolUnit *u = &env->unit[i];
-    u->qw = 1.0f, u->qx = u->qy = u->qz = 0.0f;
+    u->q.w = 1.0f, u->q.x = u->q.y = u->q.z = 0.0f;
     u->vx = u->vy = u->vz = 0.0f;
     if (u->type == SCHOOL_DRONE) {
         const SchoolUnit *mother = &env->unit[SCHOOL_SQUAD * (i / SCHOOL_SQUAD)];
@@ -334,11 +339,6 @@ static void c_reset(School *env) {
     school_observe(env);
 }
 
-/* Quaternions as (w, x, y, z); products and rotations as in raymath. */
-typedef struct {
-    float w, x, y, z;
-} SchoolQuat;
-
 static SchoolQuat school_qmul(SchoolQuat a, SchoolQuat b) {
     SchoolQuat q = {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
                     a.x * b.w + a.w * b.x + a.y * b.z - a.z * b.y,
@@ -383,20 +383,10 @@ static SchoolVec school_rotate(SchoolVec v, SchoolQuat q) {
     return r;
 }
 
-static SchoolQuat school_orientation(const SchoolUnit *u) {
-    SchoolQuat q = {u->qw, u->qx, u->qy, u->qz};
-    return q;
-}
-
-static void school_set_orientation(SchoolUnit *u, SchoolQuat q) {
-    u->qw = q.w, u->qx = q.x, u->qy = q.y, u->qz = q.z;
-}
-
 static void school_drive(const School *env, SchoolUnit *u, const float *act) {
     const SchoolVec up = {0.0f, 1.0f, 0.0f}, ahead = {0.0f, 0.0f, 1.0f};
-    const SchoolQuat q = school_qmul(school_turn(up, -act[1] / 10.0f), school_orientation(u));
-    school_set_orientation(u, q);
-    const SchoolVec forward = school_vnorm(school_rotate(ahead, q));
+    u->q = school_qmul(school_turn(up, -act[1] / 10.0f), u->q);
+    const SchoolVec forward = school_vnorm(school_rotate(ahead, u->q));
     u->speed = u->max_speed * SCHOOL_MAX_SPEED;
     u->vx = u->speed * forward.x, u->vz = u->speed * forward.z;
     u->x = school_clip(u->x + u->vx, -env->size_x, env->size_x);
@@ -406,7 +396,7 @@ static void school_drive(const School *env, SchoolUnit *u, const float *act) {
 
 static void school_fly(const School *env, SchoolUnit *u, const float *act) {
     const SchoolVec ahead = {0.0f, 0.0f, 1.0f}, above = {0.0f, 1.0f, 0.0f};
-    const SchoolQuat o = school_orientation(u);
+    const SchoolQuat o = u->q;
     u->speed = u->max_speed * SCHOOL_MAX_SPEED;
     SchoolVec forward = school_vnorm(school_rotate(ahead, o));
     const SchoolVec up = school_vnorm(school_rotate(above, o));
@@ -418,7 +408,7 @@ static void school_fly(const School *env, SchoolUnit *u, const float *act) {
     const SchoolQuat pitch = school_turn(right, u->max_turn * act[0] / 10.0f);
     const SchoolQuat q = school_qnorm(school_qmul(roll, pitch));
     forward = school_vnorm(school_rotate(forward, q));
-    school_set_orientation(u, school_qmul(q, o));
+    u->q = school_qmul(q, o);
     /* The lift of the old up minus gravity's full speed: level flight keeps its height. */
     u->vx = u->speed * (forward.x + up.x);
     u->vy = u->speed * (forward.y + up.y - 1.0f);
@@ -525,7 +515,7 @@ static void school_observe(School *env) {
             *o++ = u->x - cx[a], *o++ = u->y - cy[a], *o++ = u->z - cz[a];
         }
         *o++ = u->vx * inv_speed, *o++ = u->vy * inv_speed, *o++ = u->vz * inv_speed;
-        *o++ = u->qw, *o++ = u->qx, *o++ = u->qy, *o++ = u->qz;
+        *o++ = u->q.w, *o++ = u->q.x, *o++ = u->q.y, *o++ = u->q.z;
         *o++ = u->x, *o++ = u->y, *o++ = u->z;
         *o++ = u->y - school_ground(env, u->x, u->z);
         *o++ = u->speed, *o++ = u->health, *o++ = u->max_turn, *o++ = u->max_speed;

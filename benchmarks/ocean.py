@@ -68,6 +68,13 @@ INSTANCES.update({"convert": (1, 1), "rware": (256, 256)})  # 1,024 agents, 4 ro
 SHARED += ["boids", "convert", "rware", "grid"]
 SHARED += ["terraform"]
 INSTANCES["terraform"] = (128, 128)  # 8 dozers each
+SHARED += ["school"]
+INSTANCES["school"] = (2, 2)  # 512 units each
+# Their kwargs where their Python defaults differ from their .ini, which ours follow: school's
+# Python defaults (4 armies in a 2 x 2 x 2 box) never finish placing the bases.
+PUFFERLIB_CONFIG = {
+    "school": {"num_agents": 512, "num_armies": 2, "size_x": 2, "size_y": 2, "size_z": 2}
+}
 
 
 def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -183,7 +190,8 @@ def pufferlib_rate(name: str, python: Path, args: argparse.Namespace) -> tuple[f
     with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(
             [str(python), str(script), name, "--num-envs", str(num_envs),
-             "--seconds", str(args.seconds), "--repeats", str(args.repeats)],
+             "--seconds", str(args.seconds), "--repeats", str(args.repeats),
+             "--config", json.dumps(PUFFERLIB_CONFIG.get(name, {}))],
             cwd=scratch, capture_output=True, text=True, check=False,
         )  # fmt: skip
     if done.returncode != 0:

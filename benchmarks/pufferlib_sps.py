@@ -25,8 +25,9 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--config", default="{}", help="JSON of env kwargs beyond num_envs")
     args = parser.parse_args()
-    env = env_creator("puffer_" + args.env)(num_envs=args.num_envs)
+    env = env_creator("puffer_" + args.env)(num_envs=args.num_envs, **json.loads(args.config))
     env.reset(seed=0)
     space = env.single_action_space
     pool = [np.array([space.sample() for _ in range(env.num_agents)]) for _ in range(16)]

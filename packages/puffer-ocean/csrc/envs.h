@@ -29,3 +29,4 @@
 #include "rware/rware.h"
 #include "grid/grid.h"
 #include "terraform/terraform.h"
+#include "school/school.h"

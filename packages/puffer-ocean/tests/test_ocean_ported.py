@@ -13,6 +13,7 @@ PORTED += ["cpr", "pacman", "robocode", "tcg"]
 PORTED += ["rocket_lander"]
 PORTED += ["boids", "convert", "rware", "grid"]
 PORTED += ["terraform"]
+PORTED += ["school"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

@@ -27,8 +27,9 @@ HARNESS = Path(__file__).with_name("ocean_harness.c")
 STEPS = 100_000
 # Envs whose default config steps a thousand agents at once: fewer env steps, still millions of
 # agent steps (convert: 1,024 agents, so 5,000 steps are 5.1M agent steps; terraform: 8 dozers
-# on a 64x64 map, 25,000 steps are 200,000 dozer steps and 3 episodes).
-STEPS_FOR = {"convert": 5_000, "terraform": 25_000}
+# on a 64x64 map, 25,000 steps are 200,000 dozer steps and 3 episodes; school: 512 units whose
+# attack scan tests every pair of enemies, 400 steps are 204,800 unit steps).
+STEPS_FOR = {"convert": 5_000, "terraform": 25_000, "school": 400}
 CC = shutil.which("gcc") or shutil.which("cc")
 
 

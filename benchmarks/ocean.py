@@ -69,6 +69,9 @@ SHARED += ["boids", "convert", "rware", "grid"]
 SHARED += ["terraform"]
 INSTANCES["terraform"] = (128, 128)  # 8 dozers each
 SHARED += ["school"]
+# Ported in the session before those, measured until then per CPU second by hand.
+SHARED += ["trash_pickup", "tripletriad", "checkers", "go", "drone", "freeway", "blastar"]
+INSTANCES["trash_pickup"] = (341, 341)  # 3 agents each: 1,023 agents
 INSTANCES["school"] = (2, 2)  # 512 units each
 # Their kwargs where their Python defaults differ from their .ini, which ours follow: school's
 # Python defaults (4 armies in a 2 x 2 x 2 box) never finish placing the bases.
@@ -213,7 +216,12 @@ def compare_pufferlib(directory: str, args: argparse.Namespace) -> None:
     for name in names:
         ours, agents = public_rate(name, args)
         theirs, their_agents = pufferlib_rate(name, python, args)
-        assert agents == their_agents == AGENTS, (name, agents, their_agents)
+        # Equal on both sides; 1,024 up to a whole instance (trash_pickup's 3 agents: 1,023).
+        assert agents == their_agents and AGENTS - 8 < agents <= AGENTS, (
+            name,
+            agents,
+            their_agents,
+        )
         print(
             f"{name:<12}{agents:>8}{ours / 1e6:>9.2f}M{theirs / 1e6:>10.2f}M"
             f"{ours / theirs:>7.2f}x{os.getloadavg()[0]:>7.2f}",

@@ -237,18 +237,25 @@ static void c_close(Checkers *env) {
     (void)env;
 }
 
-/* Your legal actions (SPEC.action_mask): ck_legal for all 512, with the forced-jump test done
- * once. A game that ended has already been replaced by the next one's opening position, and
- * a game goes on only while you can move, so a mask is never all zero. */
+/* Your legal actions (SPEC.action_mask): ck_legal for all 512 in one pass over your pieces,
+ * plain moves cleared afterwards if any jump was found (forced jumps). A game that ended has
+ * already been replaced by the next one's opening position, and a game goes on only while you
+ * can move, so a mask is never all zero. */
 static void checkers_action_mask(const void *env, uint8_t *out) {
     const uint8_t *board = ((const Checkers *)env)->observations;
-    const int first_move = ck_has_jump(board, CK_YOU) ? 4 : 0;
+    int jump = 0;
     memset(out, 0, CK_ACTIONS);
     for (int s = 0; s < CK_SQUARES; s++) {
         if (ck_side(board[s]) != CK_YOU) continue;
-        for (int m = first_move; m < 8; m++)
-            out[s * 8 + m] = (uint8_t)ck_legal_shape(board, CK_YOU, s, m);
+        for (int m = 0; m < 8; m++) {
+            const int legal = ck_legal_shape(board, CK_YOU, s, m);
+            out[s * 8 + m] = (uint8_t)legal;
+            jump |= legal && m >= 4;
+        }
     }
+    if (jump)
+        for (int a = 0; a < CK_ACTIONS; a += 8)
+            memset(out + a, 0, 4);
 }
 
 static const int ACTION_SIZES[] = {CK_ACTIONS};

@@ -59,20 +59,22 @@ import puffer.ocean
 ENVS = list(puffer.ocean.ENVS)  # every C env the binding was built with
 POOL = 16  # pre-generated action arrays, cycled
 AGENTS = 1024  # the comparison with PufferLib 3.0
-# Env instances per side for 1,024 agents, where an instance holds several (default configs).
-INSTANCES = {"snake": (4, 4), "target": (128, 128)}  # (ours, theirs)
+# Every env that shares a name and its rules with one of PufferLib 3.0's.
 SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
-SHARED += ["cpr", "pacman"]
-INSTANCES["cpr"] = (128, 128)  # 8 agents each
-INSTANCES.update({"convert": (1, 1), "rware": (256, 256)})  # 1,024 agents, 4 robots each
-SHARED += ["boids", "convert", "rware", "grid"]
-SHARED += ["terraform"]
-INSTANCES["terraform"] = (128, 128)  # 8 dozers each
-SHARED += ["school"]
-# Ported in the session before those, measured until then per CPU second by hand.
 SHARED += ["trash_pickup", "tripletriad", "checkers", "go", "drone", "freeway", "blastar"]
-INSTANCES["trash_pickup"] = (341, 341)  # 3 agents each: 1,023 agents
-INSTANCES["school"] = (2, 2)  # 512 units each
+SHARED += ["cpr", "pacman", "boids", "convert", "rware", "grid", "terraform", "school"]
+# Env instances (ours, theirs) for 1,024 agents where an instance holds several by default;
+# every other env is 1,024 instances of one agent.
+INSTANCES = {
+    "snake": (4, 4),  # 256 snakes each
+    "target": (128, 128),  # 8 agents each
+    "cpr": (128, 128),  # 8 agents each
+    "terraform": (128, 128),  # 8 dozers each
+    "rware": (256, 256),  # 4 robots each
+    "convert": (1, 1),  # 1,024 agents
+    "school": (2, 2),  # 512 units each
+    "trash_pickup": (341, 341),  # 3 agents each: 1,023 agents
+}
 # Their kwargs where their Python defaults differ from their .ini, which ours follow: school's
 # Python defaults (4 armies in a 2 x 2 x 2 box) never finish placing the bases.
 PUFFERLIB_CONFIG = {

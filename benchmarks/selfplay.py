@@ -44,8 +44,9 @@ OCEAN_CASES = {"connect4": 1000}
 
 
 def ocean_games(env_name: str, policy, seed: int, games: int) -> tuple[int, int]:
-    """(wins, games) of the greedy policy in `games` games of a one-seat Ocean game against its
-    built-in opponent; a game is won when it ends with a positive reward."""
+    """(wins, games) of the greedy (feed-forward) policy, its most likely legal action as
+    `arena.policy_player` picks it but for 64 boards at once, in `games` games of a one-seat
+    Ocean game against its built-in opponent; a game is won when it ends with a positive reward."""
     env = make(env_name, num_envs=64)
     obs, _ = env.reset(seed=seed + 10_000)
     wins = ended = 0

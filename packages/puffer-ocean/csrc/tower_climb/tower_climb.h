@@ -208,10 +208,6 @@ static void tc_step_climber(TowerClimb *env, int i) {
         tc_finish(env, i, -1.0f, 0.0f, 1);
         return;
     }
-    if (result == TC_OK && tc_at_goal(&c->puzzle, goal)) {
-        tc_finish(env, i, 1.0f, 1.0f, 1);
-        return;
-    }
     float reward = 0.0f;
     if (result == TC_ILLEGAL) {
         reward = env->reward_illegal_move;
@@ -222,6 +218,10 @@ static void tc_step_climber(TowerClimb *env, int i) {
         reward = env->reward_fall_row;
     } else if (ev.moved) {
         reward = env->reward_move_block;
+    }
+    if (result == TC_OK && tc_at_goal(&c->puzzle, goal)) { /* +1 replaces a climb's reward */
+        tc_finish(env, i, 1.0f, 1.0f, 1);
+        return;
     }
     env->rewards[i] = reward;
     c->episode_return += reward;

@@ -63,6 +63,7 @@ AGENTS = 1024  # the comparison with PufferLib 3.0
 SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
 SHARED += ["trash_pickup", "tripletriad", "checkers", "go", "drone", "freeway", "blastar"]
 SHARED += ["cpr", "pacman", "boids", "convert", "rware", "grid", "terraform", "school"]
+SHARED += ["tower_climb"]
 # Env instances (ours, theirs) for 1,024 agents where an instance holds several by default;
 # every other env is 1,024 instances of one agent.
 INSTANCES = {
@@ -74,6 +75,7 @@ INSTANCES = {
     "convert": (1, 1),  # 1,024 agents
     "school": (2, 2),  # 512 units each
     "trash_pickup": (341, 341),  # 3 agents each: 1,023 agents
+    "tower_climb": (16, 1024),  # ours: 64 climbers each
 }
 # Their kwargs where their Python defaults differ from their .ini, which ours follow: school's
 # Python defaults (4 armies in a 2 x 2 x 2 box) never finish placing the bases.

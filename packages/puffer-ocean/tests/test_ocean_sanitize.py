@@ -30,6 +30,7 @@ STEPS = 100_000
 # on a 64x64 map, 25,000 steps are 200,000 dozer steps and 3 episodes; school: 512 units whose
 # attack scan tests every pair of enemies, 400 steps are 204,800 unit steps).
 STEPS_FOR = {"convert": 5_000, "terraform": 25_000, "school": 400}
+STEPS_FOR["tower_climb"] = 10_000  # 64 climbers: 640,000 climber steps, 10,000+ episodes
 CC = shutil.which("gcc") or shutil.which("cc")
 
 

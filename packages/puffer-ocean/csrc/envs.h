@@ -30,3 +30,4 @@
 #include "grid/grid.h"
 #include "terraform/terraform.h"
 #include "school/school.h"
+#include "enduro/enduro.h"

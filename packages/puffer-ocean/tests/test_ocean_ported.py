@@ -14,6 +14,7 @@ PORTED += ["rocket_lander"]
 PORTED += ["boids", "convert", "rware", "grid"]
 PORTED += ["terraform"]
 PORTED += ["school"]
+PORTED += ["enduro"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

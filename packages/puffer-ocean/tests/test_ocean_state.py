@@ -21,6 +21,7 @@ CONFIGS = {
     "rocket_lander": {"max_steps": 40},
     "rware": {"map_choice": 3, "num_agents": 64, "num_requested_shelves": 64},
     "terraform": {"reset_frequency": 40},
+    "enduro": {"max_steps": 40},
 }
 BEFORE, AFTER = 150, 150
 

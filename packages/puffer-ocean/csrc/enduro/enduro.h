@@ -171,6 +171,14 @@ static const PufferField CONFIG[] = {
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
+/* Plain comparisons: fminf / fmaxf are library calls here (NaN rules), and nothing is NaN. */
+static inline float ed_min(float a, float b) {
+    return a < b ? a : b;
+}
+static inline float ed_max(float a, float b) {
+    return a > b ? a : b;
+}
+
 #include "enduro_road.h"
 
 static void c_init(Enduro *env) {
@@ -218,8 +226,8 @@ static void ed_observe(Enduro *e) {
         const EdCar *c = &e->cars[i];
         float *s = o + 8 + 5 * i;
         if (c->y > ED_VP_Y && c->y < ED_BOTTOM) {
-            s[0] = fmaxf(0.0f, fminf(1.0f, (c->x - ED_CAR_W / 2 - e->last_left) / span));
-            s[1] = fmaxf(0.0f, fminf(1.0f, (ED_BOTTOM - (c->y - ED_CAR_H / 2)) / ED_ROAD_DEPTH));
+            s[0] = ed_max(0.0f, ed_min(1.0f, (c->x - ED_CAR_W / 2 - e->last_left) / span));
+            s[1] = ed_max(0.0f, ed_min(1.0f, (ED_BOTTOM - (c->y - ED_CAR_H / 2)) / ED_ROAD_DEPTH));
             s[2] = 0.0f;
             s[3] = (c->last_y - c->y) / ED_ROAD_DEPTH;
             s[4] = (float)(c->lane == e->lane);
@@ -237,7 +245,7 @@ static void ed_observe(Enduro *e) {
     float ahead[ED_LANES] = {1.0f, 1.0f, 1.0f};
     for (int i = 0; i < e->num_cars; i++) {
         const EdCar *c = &e->cars[i];
-        if (c->y < e->y) ahead[c->lane] = fminf(ahead[c->lane], (e->y - c->y) / ED_ROAD_DEPTH);
+        if (c->y < e->y) ahead[c->lane] = ed_min(ahead[c->lane], (e->y - c->y) / ED_ROAD_DEPTH);
     }
     o[6] = ahead[0], o[7] = ahead[1], o[8] = ahead[2], o[9] = 0.0f;
 }
@@ -256,11 +264,11 @@ static void c_reset(Enduro *env) {
 }
 
 static void ed_accelerate(Enduro *e) {
-    e->speed = fmaxf(ED_MIN_SPEED, fminf(e->speed, ED_MAX_SPEED));
+    e->speed = ed_max(ED_MIN_SPEED, ed_min(e->speed, ED_MAX_SPEED));
     if (e->speed >= ED_MAX_SPEED) return;
     if (e->speed >= ED_GEAR_TOP[e->gear] && e->gear < 3) e->gear++;
     e->speed += ED_GEAR_RATE * (e->gear == 0 ? 4.0f : 2.0f);
-    e->speed = fminf(fminf(e->speed, ED_MAX_SPEED), ED_GEAR_TOP[e->gear]);
+    e->speed = ed_min(ed_min(e->speed, ED_MAX_SPEED), ED_GEAR_TOP[e->gear]);
 }
 
 /* The player's action, or while locked after a crash the drift towards the far edge. */
@@ -272,8 +280,8 @@ static void ed_control(Enduro *e, float left, float right) {
         if ((a == ED_DOWN || a == ED_DOWNRIGHT || a == ED_DOWNLEFT) && e->speed > ED_MIN_SPEED)
             e->speed -= ED_BRAKE;
         if (a == ED_RIGHT || a == ED_DOWNRIGHT || a == ED_RIGHTFIRE)
-            e->x = fminf(e->x + step, right);
-        if (a == ED_LEFT || a == ED_DOWNLEFT || a == ED_LEFTFIRE) e->x = fmaxf(e->x - step, left);
+            e->x = ed_min(e->x + step, right);
+        if (a == ED_LEFT || a == ED_DOWNLEFT || a == ED_LEFTFIRE) e->x = ed_max(e->x - step, left);
         return;
     }
     if (e->car_lock > 0) e->car_lock--;
@@ -295,8 +303,9 @@ static void ed_control(Enduro *e, float left, float right) {
 
 static int ed_hits(const Enduro *e, const EdCar *c) {
     const float s = ed_car_scale(c->y), w = ED_CAR_W * s, h = ED_CAR_H * s;
+    if (e->y > c->y + h || e->y + ED_CAR_H < c->y) return 0; /* rows apart: skip the road */
     const float cx = ed_lane_x(e, c->lane, c->y) - w / 2;
-    return !(e->x > cx + w || e->x + ED_CAR_W < cx || e->y > c->y + h || e->y + ED_CAR_H < c->y);
+    return !(e->x > cx + w || e->x + ED_CAR_W < cx);
 }
 
 /* Moves every car's bookkeeping for this frame: removals, passes, crashes. Returns the reward. */
@@ -344,7 +353,7 @@ static void ed_end_episode(Enduro *e) {
     e->log.episode_return += e->episode_return;
     e->log.episode_length += (float)e->steps;
     e->log.score += (float)e->score;
-    e->log.perf += fminf((float)e->days / 10.0f, 1.0f);
+    e->log.perf += ed_min((float)e->days / 10.0f, 1.0f);
     e->log.days_completed += (float)e->days;
     e->log.passed_cars += (float)e->passed;
     e->log.passed_by_enemy += (float)e->passed_by;
@@ -382,22 +391,22 @@ static void c_step(Enduro *env) {
 
     /* Curves push the car outwards; the road's base and the vanishing point follow the car. */
     e->x -= e->curve * ED_CURVE_PUSH * fabsf(e->speed);
-    e->x = fmaxf(left, fminf(e->x, right));
-    e->t_p = fmaxf(0.0f, fminf(1.0f, (e->x - ED_MIN_X) / (ED_MAX_X - ED_MIN_X)));
+    e->x = ed_max(left, ed_min(e->x, right));
+    e->t_p = ed_max(0.0f, ed_min(1.0f, (e->x - ED_MIN_X) / (ED_MAX_X - ED_MIN_X)));
     e->base_vp_x = ED_VP_LEFT - e->t_p * (ED_VP_LEFT - ED_VP_RIGHT);
-    const float frac = fmaxf(0.0f, fminf(1.0f, (e->speed - ED_MIN_SPEED) / 10.0f));
+    const float frac = ed_max(0.0f, ed_min(1.0f, (e->speed - ED_MIN_SPEED) / 10.0f));
     const float period = 5.8f - sqrtf(sqrtf(frac)) * (5.8f - 0.3f);
     e->wiggle_y += ED_ROAD_DEPTH / (period * ED_FPS);
     if (e->wiggle_y > ED_BOTTOM) e->wiggle_y = ED_VP_Y;
     e->y = ED_MAX_Y - (e->speed - ED_MIN_SPEED) / 10.0f * (ED_MAX_Y - ED_MIN_Y);
-    e->y = fmaxf(ED_MIN_Y, fminf(ED_MAX_Y, e->y));
+    e->y = ed_max(ED_MIN_Y, ed_min(ED_MAX_Y, e->y));
 
     if (e->x <= left || e->x >= right) {
         e->edge_hits++;
         reward += ED_CRASH_REWARD;
-        e->speed = fmaxf(e->speed - 1.25f, ED_MIN_SPEED);
+        e->speed = ed_max(e->speed - 1.25f, ED_MIN_SPEED);
         e->edge_lock = ED_EDGE_LOCK, e->drift = 0;
-        e->x = fmaxf(left + 1.0f, fminf(right - 1.0f, e->x));
+        e->x = ed_max(left + 1.0f, ed_min(right - 1.0f, e->x));
     }
     reward += ed_traffic(e);
     ed_spawn(e);
@@ -417,7 +426,7 @@ static void c_step(Enduro *env) {
     }
     if (e->bonus_on) reward += e->bonus;
     reward += e->lock_penalty;
-    e->score += (int)fminf(fmaxf(e->speed, 1.0f), 2.0f);
+    e->score += (int)ed_min(ed_max(e->speed, 1.0f), 2.0f);
     e->episode_return += reward;
     e->rewards[0] = reward, e->terminals[0] = 0, e->truncations[0] = 0;
     if (e->max_steps > 0 && e->steps >= e->max_steps) {

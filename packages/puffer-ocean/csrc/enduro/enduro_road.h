@@ -111,18 +111,18 @@ static inline void ed_update_curve(Enduro *e) {
         e->curve_steps++;
     }
     if (e->curve < e->curve_target)
-        e->curve = fminf(e->curve + ED_CURVE_EASE, e->curve_target);
+        e->curve = ed_min(e->curve + ED_CURVE_EASE, e->curve_target);
     else if (e->curve > e->curve_target)
-        e->curve = fmaxf(e->curve - ED_CURVE_EASE, e->curve_target);
+        e->curve = ed_max(e->curve - ED_CURVE_EASE, e->curve_target);
     e->curve_dir = fabsf(e->curve) < 0.1f ? 0 : (e->curve > 0 ? 1 : -1);
     /* The vanishing point slides 1.5 + 10 |speed| / 7.5 px a frame towards its target. */
     const float rate = 1.0f + 0.5f + fabsf(e->speed) / ED_MAX_SPEED * (ED_MAX_SPEED - ED_MIN_SPEED);
     const float target =
         ED_VP_LEFT - e->t_p * (ED_VP_LEFT - ED_VP_RIGHT) + (float)e->curve_dir * ED_CURVE_VP_SHIFT;
     if (e->vp_x < target)
-        e->vp_x = fminf(e->vp_x + rate, target);
+        e->vp_x = ed_min(e->vp_x + rate, target);
     else if (e->vp_x > target)
-        e->vp_x = fmaxf(e->vp_x - rate, target);
+        e->vp_x = ed_max(e->vp_x - rate, target);
 }
 
 /* Their add_enemy_car: picks its own lane (the far lane only while the player stands or
@@ -140,7 +140,7 @@ static inline EdCar *ed_add_car(Enduro *e) {
                  .lane = lane,
                  .passed = 0,
                  .color = rng_int(&e->rng, 6)};
-    const float scale = fmaxf(0.1f, 0.9f * ed_depth(car.y) + 0.1f);
+    const float scale = ed_max(0.1f, 0.9f * ed_depth(car.y) + 0.1f);
     const float spacing = (rng_float(&e->rng) * 6.0f + 0.5f) * ED_CAR_H * scale;
     int busy[ED_LANES] = {0, 0, 0};
     for (int i = 0; i < e->num_cars; i++) {
@@ -158,7 +158,7 @@ static inline EdCar *ed_add_car(Enduro *e) {
  * probability speed / max a clump of 1-2, each in a distinct random lane (which overrides the
  * lane add_car chose) and 3 car lengths above the one before. */
 static inline void ed_spawn(Enduro *e) {
-    const float speed_frac = fmaxf(0.0f, fminf(1.0f, (e->speed - ED_MIN_SPEED) / 10.0f));
+    const float speed_frac = ed_max(0.0f, ed_min(1.0f, (e->speed - ED_MIN_SPEED) / 10.0f));
     const int d = e->day - 1;
     float slow = ED_SPAWN_MAX_INTERVAL[d < 3 ? d : 2] - (d < 3 ? 0.0f : 0.1f * (float)(d - 2));
     slow = slow < 0.1f ? 0.1f : slow;

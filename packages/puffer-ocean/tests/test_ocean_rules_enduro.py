@@ -27,11 +27,15 @@ SETUP = """
 """
 
 
+def play(run_c, body: str) -> None:
+    """Runs `body` on a fresh quiet env (SETUP), with PRELUDE's helpers, then closes it."""
+    run_c("enduro/enduro.h", SETUP + body + "\n    c_close(&env);", prelude=PRELUDE)
+
+
 def test_enduro_start_observation_and_scaling(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     CHECK(env.speed == -2.5f && env.y == 143.0f && env.x == 69.0f && env.gear == 0);
     CHECK(env.day == 1 && env.quota == 200 && env.num_agents == 1);
     /* reset: a random frame of the day, written into the observation */
@@ -62,17 +66,14 @@ def test_enduro_start_observation_and_scaling(run_c) -> None:
     CHECK(NEAR(obs[65], 30.0 / 102) && obs[64] == 1.0f && obs[66] == 1.0f);
     /* The quota after day 1 reads 300 / 200. */
     env.quota = 300, ed_observe(&env);
-    CHECK(obs[63] == 1.5f);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(obs[63] == 1.5f);""",
     )
 
 
 def test_enduro_speed_gears_brake_steering_and_odometer(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     /* Fire: 4 x 10 / 11.25 / 60 a frame in gear 0, half that in gears 1-3; gears end at
      * 1.06, 3.28, 6.17, 7.5; top speed after about 4 / 4 + 2.5 / 2 + 3.25 / 2 + 1.5 / 2 s. */
     int frames = 0, capped = 0;
@@ -115,17 +116,14 @@ def test_enduro_speed_gears_brake_steering_and_odometer(run_c) -> None:
     CHECK(env.speed == -2.5f);
     x = env.x, ACT(ED_RIGHT);
     CHECK(NEAR(env.x, x + 0.3));
-    CHECK(env.terminals[0] == 0 && env.truncations[0] == 0 && env.edge_hits == 0);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(env.terminals[0] == 0 && env.truncations[0] == 0 && env.edge_hits == 0);""",
     )
 
 
 def test_enduro_edge_crash_lock_and_sticky_penalty(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     env.speed = 2.0f, env.gear = 2;
     int frames = 0;
     do ACT(ED_LEFT), frames++;
@@ -151,17 +149,14 @@ def test_enduro_edge_crash_lock_and_sticky_penalty(run_c) -> None:
     frames = 0;
     do ACT(ED_RIGHT), frames++;
     while (env.edge_hits == 1 && frames < 2000);
-    CHECK(env.speed == -2.5f && NEAR(env.x, env.last_right - 1) && env.edge_lock == 20);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(env.speed == -2.5f && NEAR(env.x, env.last_right - 1) && env.edge_lock == 20);""",
     )
 
 
 def test_enduro_passing_passed_car_crash_and_removal(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     /* Speed 5: the player's rear is at 143 - 6.75 + 11 = 147.25. A car in lane 2 just above it
      * moves 5 x 0.75 x 0.9 depth px a frame and crosses: +1, quota - 1, +0.001 a frame after. */
     env.speed = 5.0f, env.gear = 3, env.y = 136.25f;
@@ -223,17 +218,14 @@ def test_enduro_passing_passed_car_crash_and_removal(run_c) -> None:
     CHECK(env.car_lock == 0 && env.edge_lock == 0 && env.car_hits == 1);
     const float speed = env.speed;
     ACT(ED_FIRE);
-    CHECK(env.speed > speed);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(env.speed > speed);""",
     )
 
 
 def test_enduro_day_stages_quota_and_episode_end(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     /* Stages start at 0, 20, 40, 60, 100, 108, 114, 116, 120, 124, 130, 134, 138, 170, 198,
      * 214 s; the day wraps at 232 s = 13,920 frames. */
     static const int starts[16] = {0,    1200, 2400, 3600, 6000,  6480,  6840,  6960,
@@ -274,17 +266,14 @@ def test_enduro_day_stages_quota_and_episode_end(run_c) -> None:
     env.max_steps = env.steps + 1;
     ACT(ED_NOOP);
     CHECK(truncations[0] == 1 && terminals[0] == 0 && env.log.n == 2);
-    CHECK(env.log.days_completed == 1 && NEAR(env.log.perf, 0.1) && env.day == 1);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(env.log.days_completed == 1 && NEAR(env.log.perf, 0.1) && env.day == 1);""",
     )
 
 
 def test_enduro_curves_spawns_and_schedule(run_c) -> None:
-    run_c(
-        "enduro/enduro.h",
-        SETUP
-        + """
+    play(
+        run_c,
+        """
     /* A right curve eases in 0.05 a frame; it pushes the car |speed| x 0.025 px left a frame. */
     env.curve_target = 1.0f, env.speed = 4.0f, env.gear = 3;
     for (int i = 1; i <= 20; i++) {
@@ -347,7 +336,5 @@ def test_enduro_curves_spawns_and_schedule(run_c) -> None:
         ed_spawn(&env);
         if (env.num_cars) first = f;
     }
-    CHECK(first == 30 || first == 31);
-    c_close(&env);""",
-        prelude=PRELUDE,
+    CHECK(first == 30 || first == 31);""",
     )

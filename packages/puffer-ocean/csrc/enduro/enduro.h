@@ -19,10 +19,13 @@
  * |              | 83.5), sliding 1.5 + 10 |speed| / 7.5 px a frame; a wiggle (10 px, 26 rows)|
  * |              | runs down both edges every 5.8 s at rest .. 0.3 s at top speed             |
  * | traffic      | at most 10 cars, moving speed x 0.75 x scale px a frame down the screen   |
- * |              | (scale = max(0.1, 0.9 depth)); spawned every 0.5 s on day 1 (day 2: 0.5 -  |
- * |              | 0.375 f, day 3: 0.5 - 0.15 f, day d > 3: 0.5 - 1.5 f (0.1 (d + 1) - 0.4)   |
- * |              | down to 0.1 s, f = (speed + 2.5) / 10), at y = 62 (or behind at 165 while |
- * |              | speed <= 0); removed 55 px below the road or, reversing, above y = 64      |
+ * |              | (scale = max(0.1, 0.9 depth)); a spawn every 0.5 s on day 1 (day 2: 0.5 -  |
+ * |              | 0.375 f, day 3: 0.5 - 0.15 f, day d > 3: 0.5 - 0.15 (min(d, 6) - 2) f s,   |
+ * |              | f = (speed + 2.5) / 10: from day 6 at top speed every frame): one car, or |
+ * |              | with probability f 1-2 in distinct random lanes 33 px apart, at y = 62     |
+ * |              | (behind at 165 while speed <= 0), refused if a car of the lane it first   |
+ * |              | picked is nearer than 0.5-6.5 car lengths or two other lanes are busy     |
+ * |              | within 66 px; removed 55 px below the road or, reversing, above y = 64     |
  * | pass         | a car crossing the player's rear (y + 11) at speed > 0, no crash lock: +1  |
  * |              | (once per car), quota - 1, and every later step pays +0.001 per car passed |
  * |              | until the next car crash                                                   |

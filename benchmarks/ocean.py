@@ -64,6 +64,7 @@ SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect
 SHARED += ["trash_pickup", "tripletriad", "checkers", "go", "drone", "freeway", "blastar"]
 SHARED += ["cpr", "pacman", "boids", "convert", "rware", "grid", "terraform", "school"]
 SHARED += ["tower_climb"]
+SHARED += ["enduro"]
 # Env instances (ours, theirs) for 1,024 agents where an instance holds several by default;
 # every other env is 1,024 instances of one agent.
 INSTANCES = {

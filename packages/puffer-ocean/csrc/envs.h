@@ -31,3 +31,4 @@
 #include "terraform/terraform.h"
 #include "school/school.h"
 #include "tower_climb/tower_climb.h"
+#include "enduro/enduro.h"

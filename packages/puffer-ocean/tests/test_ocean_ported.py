@@ -15,6 +15,7 @@ PORTED += ["boids", "convert", "rware", "grid"]
 PORTED += ["terraform"]
 PORTED += ["school"]
 PORTED += ["tower_climb"]
+PORTED += ["enduro"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

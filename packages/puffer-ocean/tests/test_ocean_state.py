@@ -22,6 +22,7 @@ CONFIGS = {
     "rware": {"map_choice": 3, "num_agents": 64, "num_requested_shelves": 64},
     "terraform": {"reset_frequency": 40},
     "tower_climb": {"num_agents": 8, "num_maps": 4},
+    "enduro": {"max_steps": 40},
 }
 BEFORE, AFTER = 150, 150
 

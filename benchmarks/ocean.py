@@ -63,8 +63,7 @@ AGENTS = 1024  # the comparison with PufferLib 3.0
 SHARED = ["breakout", "pong", "squared", "cartpole", "snake", "target", "connect4", "tetris"]
 SHARED += ["trash_pickup", "tripletriad", "checkers", "go", "drone", "freeway", "blastar"]
 SHARED += ["cpr", "pacman", "boids", "convert", "rware", "grid", "terraform", "school"]
-SHARED += ["tower_climb"]
-SHARED += ["enduro"]
+SHARED += ["tower_climb", "enduro"]
 # Env instances (ours, theirs) for 1,024 agents where an instance holds several by default;
 # every other env is 1,024 instances of one agent.
 INSTANCES = {

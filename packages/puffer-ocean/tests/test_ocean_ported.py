@@ -10,12 +10,8 @@ import puffer.core
 
 PORTED = ["trash_pickup", "tripletriad", "checkers", "drone", "freeway", "go", "blastar"]
 PORTED += ["cpr", "pacman", "robocode", "tcg"]
-PORTED += ["rocket_lander"]
-PORTED += ["boids", "convert", "rware", "grid"]
-PORTED += ["terraform"]
-PORTED += ["school"]
-PORTED += ["tower_climb"]
-PORTED += ["enduro"]
+PORTED += ["rocket_lander", "boids", "convert", "rware", "grid"]
+PORTED += ["terraform", "school", "tower_climb", "enduro"]
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:

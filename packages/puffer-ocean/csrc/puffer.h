@@ -201,6 +201,11 @@ static inline void puffer_state_load(const PufferSpec *spec, void *env, size_t o
     if (spec->relink) spec->relink(env);
 }
 
+/* v limited to [lo, hi] by plain comparisons (fminf / fmaxf compile to library calls). */
+static inline float puffer_clip(float v, float lo, float hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 static inline uint64_t rng_next(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

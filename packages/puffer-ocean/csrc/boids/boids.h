@@ -87,10 +87,6 @@ static void c_init(Boids *env) {
     env->flock = (Boid *)calloc((size_t)env->boids, sizeof(Boid));
 }
 
-static float boids_clip(float v, float lo, float hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 static void boids_observe(Boids *env) {
     const float sx = 1.0f / BOIDS_WIDTH, sy = 1.0f / BOIDS_HEIGHT, sv = 1.0f / BOIDS_SPEED_CAP;
     for (int i = 0; i < env->boids; i++) {
@@ -128,10 +124,10 @@ static void c_step(Boids *env) {
     for (int i = 0; i < env->boids; i++) {
         Boid *b = &env->flock[i];
         const int32_t *act = env->actions + 2 * i;
-        b->vx = boids_clip(b->vx + 0.5f * (float)(act[0] - 2), -BOIDS_SPEED_CAP, BOIDS_SPEED_CAP);
-        b->vy = boids_clip(b->vy + 0.5f * (float)(act[1] - 2), -BOIDS_SPEED_CAP, BOIDS_SPEED_CAP);
-        b->x = boids_clip(b->x + b->vx, 0.0f, BOIDS_WIDTH - BOIDS_SIZE);
-        b->y = boids_clip(b->y + b->vy, 0.0f, BOIDS_HEIGHT - BOIDS_SIZE);
+        b->vx = puffer_clip(b->vx + 0.5f * (float)(act[0] - 2), -BOIDS_SPEED_CAP, BOIDS_SPEED_CAP);
+        b->vy = puffer_clip(b->vy + 0.5f * (float)(act[1] - 2), -BOIDS_SPEED_CAP, BOIDS_SPEED_CAP);
+        b->x = puffer_clip(b->x + b->vx, 0.0f, BOIDS_WIDTH - BOIDS_SIZE);
+        b->y = puffer_clip(b->y + b->vy, 0.0f, BOIDS_HEIGHT - BOIDS_SIZE);
         int crowd = 0;
         for (int j = 0; j < env->boids; j++) {
             const float dx = b->x - env->flock[j].x, dy = b->y - env->flock[j].y;

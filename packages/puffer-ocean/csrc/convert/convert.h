@@ -101,10 +101,6 @@ static void c_init(Convert *env) {
     env->factory = (CvFactory *)calloc((size_t)env->num_factories, sizeof(CvFactory));
 }
 
-static float cv_clip(float v, float lo, float hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 /* Factory positions as two flat arrays, so distance loops vectorize. */
 typedef struct {
     float x[CV_MAX_FACTORIES], y[CV_MAX_FACTORIES];
@@ -206,10 +202,10 @@ static void c_step(Convert *env) {
         CvAgent *ag = &env->agent[a];
         const int32_t *act = env->actions + 2 * a;
         ag->steps++;
-        ag->heading = cv_clip(ag->heading + (float)(act[0] - 4) / 12.0f, 0.0f, CV_TWO_PI);
-        ag->speed = cv_clip(ag->speed + (float)(act[1] - 2), -CV_MAX_SPEED, CV_MAX_SPEED);
-        ag->x = cv_clip(ag->x + ag->speed * cosf(ag->heading), CV_EDGE, w - CV_EDGE);
-        ag->y = cv_clip(ag->y + ag->speed * sinf(ag->heading), CV_EDGE, h - CV_EDGE);
+        ag->heading = puffer_clip(ag->heading + (float)(act[0] - 4) / 12.0f, 0.0f, CV_TWO_PI);
+        ag->speed = puffer_clip(ag->speed + (float)(act[1] - 2), -CV_MAX_SPEED, CV_MAX_SPEED);
+        ag->x = puffer_clip(ag->x + ag->speed * cosf(ag->heading), CV_EDGE, w - CV_EDGE);
+        ag->y = puffer_clip(ag->y + ag->speed * sinf(ag->heading), CV_EDGE, h - CV_EDGE);
         if (rng_int(&env->rng, env->agents) == 0) {
             ag->x = (float)rng_int(&env->rng, env->width);
             ag->y = (float)rng_int(&env->rng, env->height);
@@ -220,8 +216,8 @@ static void c_step(Convert *env) {
         CvFactory *fac = &env->factory[f];
         const float x = fac->x + CV_FACTORY_SPEED * cosf(fac->heading);
         const float y = fac->y + CV_FACTORY_SPEED * sinf(fac->heading);
-        fac->x = cv_clip(x, CV_EDGE, w - CV_EDGE);
-        fac->y = cv_clip(y, CV_EDGE, h - CV_EDGE);
+        fac->x = puffer_clip(x, CV_EDGE, w - CV_EDGE);
+        fac->y = puffer_clip(y, CV_EDGE, h - CV_EDGE);
         if (fac->x != x || fac->y != y) fac->heading = cv_random_heading(env);
     }
     memset(env->terminals, 0, (size_t)env->agents);

@@ -79,10 +79,6 @@ static void c_init(Drone *env) {
     env->num_agents = 1;
 }
 
-static float drone_clip(float v, float lo, float hi) {
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
 static DroneVec drone_random_point(Drone *env) {
     return (DroneVec){rng_uniform(&env->rng, -DRONE_SPAWN, DRONE_SPAWN),
                       rng_uniform(&env->rng, -DRONE_SPAWN, DRONE_SPAWN),
@@ -120,7 +116,7 @@ static void c_reset(Drone *env) {
 static void drone_physics(Drone *env, const float *action) {
     float t[4];
     for (int i = 0; i < 4; i++) {
-        const float rpm = (drone_clip(action[i], -1.0f, 1.0f) + 1.0f) * 0.5f * DRONE_MAX_RPM;
+        const float rpm = (puffer_clip(action[i], -1.0f, 1.0f) + 1.0f) * 0.5f * DRONE_MAX_RPM;
         t[i] = DRONE_K_THRUST * rpm * rpm;
     }
     const float thrust = t[0] + t[1] + t[2] + t[3];
@@ -139,13 +135,15 @@ static void drone_physics(Drone *env, const float *action) {
     env->pos.x += env->vel.x * DRONE_DT;
     env->pos.y += env->vel.y * DRONE_DT;
     env->pos.z += env->vel.z * DRONE_DT;
-    env->vel.x = drone_clip(env->vel.x + fx / DRONE_MASS * DRONE_DT, -DRONE_MAX_VEL, DRONE_MAX_VEL);
-    env->vel.y = drone_clip(env->vel.y + fy / DRONE_MASS * DRONE_DT, -DRONE_MAX_VEL, DRONE_MAX_VEL);
-    env->vel.z = drone_clip(env->vel.z + (fz / DRONE_MASS - DRONE_GRAVITY) * DRONE_DT,
-                            -DRONE_MAX_VEL, DRONE_MAX_VEL);
-    env->omega.x = drone_clip(p + mx / DRONE_IXX * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
-    env->omega.y = drone_clip(q + my / DRONE_IYY * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
-    env->omega.z = drone_clip(r + mz / DRONE_IZZ * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
+    env->vel.x =
+        puffer_clip(env->vel.x + fx / DRONE_MASS * DRONE_DT, -DRONE_MAX_VEL, DRONE_MAX_VEL);
+    env->vel.y =
+        puffer_clip(env->vel.y + fy / DRONE_MASS * DRONE_DT, -DRONE_MAX_VEL, DRONE_MAX_VEL);
+    env->vel.z = puffer_clip(env->vel.z + (fz / DRONE_MASS - DRONE_GRAVITY) * DRONE_DT,
+                             -DRONE_MAX_VEL, DRONE_MAX_VEL);
+    env->omega.x = puffer_clip(p + mx / DRONE_IXX * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
+    env->omega.y = puffer_clip(q + my / DRONE_IYY * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
+    env->omega.z = puffer_clip(r + mz / DRONE_IZZ * DRONE_DT, -DRONE_MAX_OMEGA, DRONE_MAX_OMEGA);
     const float nw = w + dw * DRONE_DT, nx = x + dx * DRONE_DT, ny = y + dy * DRONE_DT,
                 nz = z + dz * DRONE_DT;
     const float norm = sqrtf(nw * nw + nx * nx + ny * ny + nz * nz);

@@ -205,7 +205,7 @@ static void school_respawn(School *env, int i) {
     u->x = base->x, u->z = base->z;
     const float ground = school_ground(env, u->x, u->z);
     u->y =
-        school_is_ground(u->type) ? ground : school_clip(ground + 0.2f, -env->size_y, env->size_y);
+        school_is_ground(u->type) ? ground : puffer_clip(ground + 0.2f, -env->size_y, env->size_y);
 }
 
 static int school_place_bases(School *env) {

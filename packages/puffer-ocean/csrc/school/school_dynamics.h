@@ -76,10 +76,6 @@ static float school_ground(const School *env, float x, float z) {
     return (height - SCHOOL_TEXELS * env->size_y) / SCHOOL_TEXELS;
 }
 
-static float school_clip(float v, float lo, float hi) {
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 static int school_is_ground(int type) {
     return type == SCHOOL_INFANTRY || type == SCHOOL_TANK || type == SCHOOL_ARTILLERY;
 }
@@ -134,8 +130,8 @@ static void school_drive(const School *env, SchoolUnit *u, const float *act) {
     const SchoolVec forward = school_vnorm(school_rotate(ahead, u->q));
     u->speed = u->max_speed * SCHOOL_MAX_SPEED;
     u->vx = u->speed * forward.x, u->vz = u->speed * forward.z;
-    u->x = school_clip(u->x + u->vx, -env->size_x, env->size_x);
-    u->z = school_clip(u->z + u->vz, -env->size_z, env->size_z);
+    u->x = puffer_clip(u->x + u->vx, -env->size_x, env->size_x);
+    u->z = puffer_clip(u->z + u->vz, -env->size_z, env->size_z);
     u->y = school_ground(env, u->x, u->z);
 }
 
@@ -158,9 +154,9 @@ static void school_fly(const School *env, SchoolUnit *u, const float *act) {
     u->vx = u->speed * (forward.x + up.x);
     u->vy = u->speed * (forward.y + up.y - 1.0f);
     u->vz = u->speed * (forward.z + up.z);
-    u->x = school_clip(u->x + u->vx, -env->size_x, env->size_x);
-    u->y = school_clip(u->y + u->vy, -env->size_y, env->size_y);
-    u->z = school_clip(u->z + u->vz, -env->size_z, env->size_z);
+    u->x = puffer_clip(u->x + u->vx, -env->size_x, env->size_x);
+    u->y = puffer_clip(u->y + u->vy, -env->size_y, env->size_y);
+    u->z = puffer_clip(u->z + u->vz, -env->size_z, env->size_z);
 }
 
 /* a . b > cos(30 deg) |a| |b| without roots: a . b > 0 and its square beats cos^2 |a|^2 |b|^2. */

@@ -28,9 +28,9 @@ STEPS = 100_000
 # Envs whose default config steps a thousand agents at once: fewer env steps, still millions of
 # agent steps (convert: 1,024 agents, so 5,000 steps are 5.1M agent steps; terraform: 8 dozers
 # on a 64x64 map, 25,000 steps are 200,000 dozer steps and 3 episodes; school: 512 units whose
-# attack scan tests every pair of enemies, 400 steps are 204,800 unit steps).
-STEPS_FOR = {"convert": 5_000, "terraform": 25_000, "school": 400}
-STEPS_FOR["tower_climb"] = 10_000  # 64 climbers: 640,000 climber steps, 10,000+ episodes
+# attack scan tests every pair of enemies, 400 steps are 204,800 unit steps; tower_climb: 64
+# climbers, 10,000 steps are 640,000 climber steps and 10,000+ episodes).
+STEPS_FOR = {"convert": 5_000, "terraform": 25_000, "school": 400, "tower_climb": 10_000}
 CC = shutil.which("gcc") or shutil.which("cc")
 
 

@@ -366,8 +366,7 @@ static void ed_end_episode(Enduro *e) {
     e->log.n += 1.0f;
 }
 
-static void c_step(Enduro *env) {
-    Enduro *e = env;
+static void c_step(Enduro *e) {
     float reward = 0.0f;
     e->steps++;
     e->frame = e->frame + 1 >= ED_DAY_FRAMES ? 0 : e->frame + 1;

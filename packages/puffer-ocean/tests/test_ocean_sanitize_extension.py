@@ -86,6 +86,7 @@ def sanitized_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # The sanitized build alone takes minutes on a loaded 2-core machine: more than the default.
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_ocean_sanitized_extension_runs_every_c_env(sanitized_module: Path) -> None:
     libasan = subprocess.run(

@@ -56,6 +56,7 @@ def _discretized_walker() -> gymnasium.Env:
 CASES = {
     "cartpole": (lambda: gymnasium.make("CartPole-v1"), MLPEncoder, CategoricalHead),
     "pendulum": (lambda: gymnasium.make("Pendulum-v1"), MLPEncoder, GaussianHead),
+    "halfcheetah": (lambda: gymnasium.make("HalfCheetah-v5"), MLPEncoder, GaussianHead),
     "walker-multidiscrete": (_discretized_walker, MLPEncoder, CategoricalHead),
     "cartpole-pixels": (_pixels, NatureCNN, CategoricalHead),
     "dict-pixels-and-state": (_pixels_and_state, MultiInputEncoder, CategoricalHead),
@@ -78,7 +79,7 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         train=TrainConfig(
             horizon=8, minibatch_size=16, total_timesteps=32, device="cpu", optimizer="adam"
         ),
-        policy=PolicyConfig(**policy_keys, normalize_obs=case == "pendulum"),
+        policy=PolicyConfig(**policy_keys, normalize_obs=case in ("pendulum", "halfcheetah")),
     )
     vecenv = make_vec(creator, num_envs=2, seed=0)
     try:
@@ -129,6 +130,15 @@ def test_config_notes_say_why_and_later_layers_win() -> None:
     text = config.to_toml()
     assert 'backend = "multiprocessing"  # derived: ' in text
     assert "gamma = 0.98\n" in text
+
+
+def test_mujoco_family_resolves_for_a_real_mujoco_env() -> None:
+    # Builds HalfCheetah-v5 to derive its spaces, so MuJoCo must be installed by the workspace.
+    config = load_config("gym-HalfCheetah-v5")
+    run, notes = config.run, config.notes
+    assert "mujoco.toml" in notes[("train", "update_epochs")] and run.train.update_epochs == 10
+    assert run.policy.normalize_obs and run.train.normalize_reward
+    assert notes[("policy", "encoder")].startswith("derived:") and run.policy.encoder == "mlp"
 
 
 def test_workers_follow_an_overridden_env_count() -> None:

@@ -106,10 +106,6 @@ static float rc_wrap(float degrees) {
     return degrees;
 }
 
-static float rc_clamp(float v, float lo, float hi) {
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
 /* 1 if the other robot's centre lies in the arc the radar swept from radar_before to radar. */
 static int rc_scanned(const RcRobot *me, const RcRobot *other) {
     const float bearing = atan2f(other->y - me->y, other->x - me->x) / RC_DEG;
@@ -130,12 +126,12 @@ static void rc_observe(Robocode *env) {
         o[3] = cosf(me->heading * RC_DEG), o[4] = sinf(me->heading * RC_DEG);
         o[5] = cosf(me->gun * RC_DEG), o[6] = sinf(me->gun * RC_DEG);
         o[7] = cosf(me->radar * RC_DEG), o[8] = sinf(me->radar * RC_DEG);
-        o[9] = me->heat / 3.0f, o[10] = rc_clamp(me->energy / 100.0f, 0.0f, 10.0f);
+        o[9] = me->heat / 3.0f, o[10] = puffer_clip(me->energy / 100.0f, 0.0f, 10.0f);
         float *q = o + RC_SELF_OBS;
         q[0] = (other->x - me->x) / w, q[1] = (other->y - me->y) / h, q[2] = other->v / 8.0f;
         q[3] = cosf(other->heading * RC_DEG), q[4] = sinf(other->heading * RC_DEG);
         q[5] = cosf(other->gun * RC_DEG), q[6] = sinf(other->gun * RC_DEG);
-        q[7] = rc_clamp(other->energy / 100.0f, 0.0f, 10.0f);
+        q[7] = puffer_clip(other->energy / 100.0f, 0.0f, 10.0f);
         q[8] = (float)rc_scanned(me, other);
         float *b = q + RC_OTHER_OBS;
         for (int k = 0; k < RC_BULLETS; k++, b += RC_BULLET_OBS) {
@@ -202,7 +198,7 @@ static void rc_act(Robocode *env, int i) {
     RcRobot *r = &env->robots[i];
     const int32_t *a = env->actions + i * 5;
     if (r->heat > 0.0f) r->heat -= 0.1f;
-    r->v = rc_clamp(r->v + RC_ACCEL[a[0]], -8.0f, 8.0f);
+    r->v = puffer_clip(r->v + RC_ACCEL[a[0]], -8.0f, 8.0f);
     const float x = r->x + cosf(r->heading * RC_DEG) * r->v;
     const float y = r->y + sinf(r->heading * RC_DEG) * r->v;
     RcRobot *other = &env->robots[1 - i];
@@ -213,7 +209,7 @@ static void rc_act(Robocode *env, int i) {
         r->x = x, r->y = y;
     }
     const float limit = 10.0f - 0.75f * fabsf(r->v);
-    const float turn = rc_clamp(RC_TURN[a[1]], -limit, limit);
+    const float turn = puffer_clip(RC_TURN[a[1]], -limit, limit);
     r->heading = rc_wrap(r->heading + turn);
     const float gun_turn = RC_GUN[a[2]] + turn;
     r->gun = rc_wrap(r->gun + gun_turn);
@@ -228,8 +224,8 @@ static void rc_act(Robocode *env, int i) {
         *b = (RcBullet){r->x + RC_MUZZLE * cosf(r->gun * RC_DEG),
                         r->y + RC_MUZZLE * sinf(r->gun * RC_DEG), r->gun, power, 1};
     }
-    r->x = rc_clamp(r->x, RC_RADIUS, (float)(env->width - RC_RADIUS));
-    r->y = rc_clamp(r->y, RC_RADIUS, (float)(env->height - RC_RADIUS));
+    r->x = puffer_clip(r->x, RC_RADIUS, (float)(env->width - RC_RADIUS));
+    r->y = puffer_clip(r->y, RC_RADIUS, (float)(env->height - RC_RADIUS));
 }
 
 static void c_step(Robocode *env) {

@@ -155,10 +155,6 @@ static const PufferField CONFIG[] = {
     {NULL, 0, PUFFER_INT, 0, 0, 0, NULL},
 };
 
-static float target_clamp(float v, float lo, float hi) {
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
 /* A random whole-pixel spot, as theirs. */
 static void target_spot(Target *env, float *x, float *y) {
     *x = (float)rng_int(&env->rng, env->width);
@@ -215,12 +211,12 @@ static void c_step(Target *env) {
         env->truncations[i] = 0;
         a->since_goal++;
         a->turn = target_turn(a->turn, act[0] - TARGET_TURNS / 2);
-        a->speed = target_clamp(a->speed + (float)(act[1] - TARGET_SPEEDS / 2), -TARGET_MAX_SPEED,
-                                TARGET_MAX_SPEED);
+        a->speed = puffer_clip(a->speed + (float)(act[1] - TARGET_SPEEDS / 2), -TARGET_MAX_SPEED,
+                               TARGET_MAX_SPEED);
         const float *cs = TARGET_COS_SIN[a->turn >= 0 ? a->turn : -a->turn - 1];
         const float sin_sign = a->turn >= 0 ? 1.0f : -1.0f; /* sin(2 pi - x) = -sin x */
-        a->x = target_clamp(a->x + a->speed * cs[0], 0.0f, (float)env->width);
-        a->y = target_clamp(a->y + a->speed * sin_sign * cs[1], 0.0f, (float)env->height);
+        a->x = puffer_clip(a->x + a->speed * cs[0], 0.0f, (float)env->width);
+        a->y = puffer_clip(a->y + a->speed * sin_sign * cs[1], 0.0f, (float)env->height);
         if (a->since_goal % TARGET_PATIENCE == 0) target_spot(env, &a->x, &a->y);
     }
     for (int i = 0; i < TARGET_AGENTS; i++) {

@@ -102,6 +102,53 @@ def test_pistonball_stacks_frames() -> None:
     env.close()
 
 
+def test_pistonball_matches_pettingzoos_env_and_the_tutorial_preprocessing() -> None:
+    """Step for step against PettingZoo's own parallel pistonball, preprocessed as its PPO
+    tutorial does (blue channel, 84x84 nearest-pixel resize, 3 stacked frames), over two
+    episodes: observations, rewards and done flags are equal."""
+    import pettingzoo
+
+    from puffer.envs.butterfly import PISTONBALL_SIZE, PISTONBALL_STACK
+
+    n, cycles = 5, 40
+    ours = make("butterfly-pistonball", n_pistons=n, max_cycles=cycles)
+    raw = pettingzoo.make(
+        "parallel", "butterfly/pistonball-v6", n_pistons=n, continuous=False,
+        max_cycles=cycles, render_mode="rgb_array",
+    )  # fmt: skip
+    height, width, _ = raw.observation_space(raw.possible_agents[0]).shape
+    rows = np.linspace(0, height - 1, PISTONBALL_SIZE).round().astype(np.intp)
+    cols = np.linspace(0, width - 1, PISTONBALL_SIZE).round().astype(np.intp)
+
+    def tutorial(observations: dict, stacks: list | None) -> list:
+        frames = [observations[a][rows[:, None], cols[None, :], 2] for a in raw.possible_agents]
+        if stacks is None:
+            return [[frame] * PISTONBALL_STACK for frame in frames]
+        return [stack[1:] + [frame] for stack, frame in zip(stacks, frames, strict=True)]
+
+    obs, _ = ours.reset(seed=3)
+    stacks = tutorial(raw.reset(seed=3)[0], None)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(2 * cycles):
+        np.testing.assert_array_equal(obs, np.stack([np.stack(s) for s in stacks]))
+        actions = rng.integers(0, 3, n).astype(np.int32)
+        obs, rewards, terminals, truncations, _ = ours.step(actions)
+        observations, raw_rewards, raw_terms, raw_truncs, _ = raw.step(
+            dict(zip(raw.possible_agents, actions.tolist(), strict=True))
+        )
+        stacks = tutorial(observations, stacks)
+        agents = raw.possible_agents
+        np.testing.assert_allclose(rewards, [raw_rewards[a] for a in agents], rtol=1e-6)
+        assert terminals.tolist() == [raw_terms[a] for a in agents]
+        assert truncations.tolist() == [raw_truncs[a] for a in agents]
+        if not raw.agents:  # both start the next episode; ours resets itself
+            episodes += 1
+            stacks = tutorial(raw.reset()[0], None)
+    assert episodes >= 2
+    ours.close()
+
+
 def test_vizdoom_basic_actions_repeat_four_tics() -> None:
     # Basic times out after 300 tics: 75 agent steps at frame skip 4, never more.
     env = make("vizdoom-basic", num_envs=2)

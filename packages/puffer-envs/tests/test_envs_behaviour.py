@@ -124,7 +124,7 @@ def test_pistonball_matches_pettingzoos_env_and_the_tutorial_preprocessing() -> 
         frames = [observations[a][rows[:, None], cols[None, :], 2] for a in raw.possible_agents]
         if stacks is None:
             return [[frame] * PISTONBALL_STACK for frame in frames]
-        return [stack[1:] + [frame] for stack, frame in zip(stacks, frames, strict=True)]
+        return [[*stack[1:], frame] for stack, frame in zip(stacks, frames, strict=True)]
 
     obs, _ = ours.reset(seed=3)
     stacks = tutorial(raw.reset(seed=3)[0], None)

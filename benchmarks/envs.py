@@ -205,6 +205,14 @@ def _kaz() -> object:
     return pettingzoo.make("parallel", "butterfly/knights_archers_zombies-v11")
 
 
+def _pistonball() -> object:
+    import pettingzoo
+
+    return pettingzoo.make(
+        "parallel", "butterfly/pistonball-v6", continuous=False, render_mode="rgb_array"
+    )
+
+
 def _battle() -> object:
     from magent2.environments import battle_v4
 
@@ -245,6 +253,10 @@ def rows(num_envs: int) -> dict[str, list[tuple[str, Callable]]]:
         "butterfly-kaz": [
             ("ours: PettingZooPufferEnv", puffer_native("butterfly-kaz")),
             ("peer: raw PettingZoo parallel env", pettingzoo_raw(_kaz)),
+        ],
+        "butterfly-pistonball": [
+            ("ours: PettingZooPufferEnv", puffer_native("butterfly-pistonball")),
+            ("peer: raw env, no resize or stack", pettingzoo_raw(_pistonball)),
         ],
         "nethack-score": [
             ("ours: one process", puffer_native("nethack-score", num_envs=num_envs)),

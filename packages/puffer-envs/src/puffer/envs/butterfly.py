@@ -39,11 +39,11 @@ def _pistonball_frames(aec_env: Any, size: int, stack: int) -> Any:
     steps, channels first: (stack, size, size) uint8.
 
     PettingZoo's own parallel conversion reads every agent's view twice per step, and each
-    read copies a 457x120 crop of the screen: 85 % of a step. Here its conversion still
-    drives the cycle, but pistonball's `observe` is skipped and all agents' frames come from
-    one gather on the screen. The gather reads the pixels `observe` would return then
-    `_frame` would keep: `observe` crops, rotates and mirrors, which is a transpose, so view
-    pixel (row r, column c) of agent i is screen pixel (x_low(i) + c, y_low + r).
+    read copies a 457x120 crop of the screen: three quarters of a step. Here its conversion
+    still drives the cycle, but pistonball's `observe` is skipped and all agents' frames come
+    from one gather on the screen. The gather reads the pixels that the resize keeps from
+    what `observe` would return: `observe` crops, rotates and mirrors, which is a transpose,
+    so view pixel (row r, column c) of agent i is screen pixel (x_low(i) + c, y_low + r).
     """
     import pygame
     from pettingzoo.utils import BaseParallelWrapper, BaseWrapper

@@ -3,8 +3,8 @@
 The cluster is started with the `ray` CLI exactly as on real machines (`ray start --head`, then
 `ray start --address` for the second node with its own custom resource), one CPU and a 100 MB
 object store per node, and connected to by address. Each node has one CPU, so two one-CPU
-actors (or runs) at once must go to different nodes. Teardown kills every process whose command
-line names this cluster's temp dir (all Ray processes of this cluster do, and no other), so it
+actors (or runs) at once must go to different nodes. Each `ray start` runs in a session of its
+own; teardown kills every process in those sessions (or naming the cluster's temp dir), so it
 never touches another Ray on the machine the way `ray stop --force` would; it runs even when
 the test fails, and the test then asserts nothing of the cluster is left.
 """
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -67,15 +67,31 @@ def _node_flags(resource: str) -> list[str]:
     ]
 
 
-def _cluster_pids(temp_dir: str) -> list[int]:
-    """Processes of this cluster: their command lines name its temp dir."""
+@dataclass
+class Cluster:
+    address: str
+    temp_dir: str
+    sessions: list[int] = field(default_factory=list)
+
+
+def _cluster_pids(cluster: Cluster) -> list[int]:
+    """Processes of this cluster: those in the sessions of its `ray start` calls (each runs in
+    a new session, and the daemons it starts stay there, including the ones whose command line
+    names neither the temp dir nor the address: the Ray client server binds the machine's own
+    IP, the dashboard and runtime-env agents retitle themselves `ray::...`), and any other whose
+    command line names the temp dir."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
+        pid = int(entry.name)
         try:
-            if temp_dir.encode() in (entry / "cmdline").read_bytes():
-                pids.append(int(entry.name))
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue  # dead, waiting for init to reap it
+            if os.getsid(pid) in cluster.sessions or (
+                cluster.temp_dir.encode() in (entry / "cmdline").read_bytes()
+            ):
+                pids.append(pid)
         except OSError:
             pass  # exited meanwhile
     return pids
@@ -93,12 +109,6 @@ def _ray_shm() -> set[str]:
     return {n for n in os.listdir("/dev/shm") if "plasma" in n or "ray" in n.lower()}
 
 
-@dataclass
-class Cluster:
-    address: str
-    temp_dir: str
-
-
 @pytest.fixture
 def cluster() -> Iterator[Cluster]:
     if not Path(RAY).exists():
@@ -106,40 +116,44 @@ def cluster() -> Iterator[Cluster]:
     shm_before = _ray_shm()
     # A short path: Ray's unix sockets live under it and socket paths are limited to 107 bytes.
     temp_dir = tempfile.mkdtemp(prefix="rc-", dir="/tmp")
-    (port,) = _free_ports(1)
+    port, client_server_port = _free_ports(2)
     address = f"127.0.0.1:{port}"
+    cluster = Cluster(address, temp_dir)
     try:
         for args in (
             [
                 "--head",
                 f"--port={port}",
+                f"--ray-client-server-port={client_server_port}",
                 "--include-dashboard=false",
                 f"--temp-dir={temp_dir}",
                 *_node_flags("node_a"),
             ],
             [f"--address={address}", *_node_flags("node_b")],
         ):
-            started = subprocess.run(
+            started = subprocess.Popen(
                 [RAY, "start", *args],
                 env=ENV,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=START_TIMEOUT_SECONDS,
                 start_new_session=True,
             )
+            cluster.sessions.append(started.pid)  # the session leader's pid is the session id
+            _, stderr = started.communicate(timeout=START_TIMEOUT_SECONDS)
             # Ray waits a fixed 30 s for a node to come up; a heavily loaded machine can miss it.
-            assert started.returncode == 0, f"ray start {args[0]} failed:\n{started.stderr[-3000:]}"
-        yield Cluster(address, temp_dir)
+            assert started.returncode == 0, f"ray start {args[0]} failed:\n{stderr[-3000:]}"
+        yield cluster
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        _kill(_cluster_pids(temp_dir), signal.SIGTERM)
+        _kill(_cluster_pids(cluster), signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while _cluster_pids(temp_dir) and time.monotonic() < deadline:
+        while _cluster_pids(cluster) and time.monotonic() < deadline:
             time.sleep(0.2)
-        _kill(_cluster_pids(temp_dir), signal.SIGKILL)
+        _kill(_cluster_pids(cluster), signal.SIGKILL)
         time.sleep(0.5)
-        leftover = _cluster_pids(temp_dir)
+        leftover = _cluster_pids(cluster)
         subprocess.run(["rm", "-rf", temp_dir], check=False)
         assert not leftover, f"processes of the Ray cluster left behind: {leftover}"
         assert not _ray_shm() - shm_before, f"/dev/shm objects left: {_ray_shm() - shm_before}"

@@ -82,9 +82,8 @@ def _cluster_pids(cluster: Cluster) -> list[int]:
     command line names the temp dir."""
     pids = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit() or (pid := int(entry.name)) == os.getpid():
             continue
-        pid = int(entry.name)
         try:
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue  # dead, waiting for init to reap it

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from puffer.cli import __version__
+from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
 from puffer.core import registered_envs
+from puffer.train.paths import RunPaths
 
 ENV = "squared"
 runner = CliRunner()
@@ -177,3 +182,18 @@ def test_train_a_turn_based_game_then_pit_it_against_opponents() -> None:
         result = invoke("eval", game, "--opponent", opponent, "--games", "4")
         assert result.exit_code == 0, result.output
         assert f"vs {opponent}: 4 games" in result.output and "losses" in result.output
+
+
+def test_resume_command_names_each_run_key_once(tmp_path: Path) -> None:
+    """The printed resume line keeps the user's overrides but gives the run's data dir, run id
+    and resume flag once, in place of any the user typed."""
+    args = ["--train.data-dir", "old", "--train.seed=3", "--train.run_id", "x", "--train.gamma",
+            "-1", "--train.resume", "--train.compile"]  # fmt: skip
+    words = shlex.split(
+        resume_command("cartpole", None, args, RunPaths(tmp_path, "cartpole", "r7"))
+    )
+    assert words == [
+        "puffer", "train", "cartpole", "--train.seed", "3", "--train.gamma", "-1",
+        "--train.compile", "--train.data-dir", str(tmp_path.resolve()), "--train.run-id", "r7",
+        "--train.resume", "true",
+    ]  # fmt: skip

@@ -17,6 +17,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
+from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device
@@ -94,13 +95,20 @@ def train(
     console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}", soft_wrap=True)
 
 
+# The keys `resume_command` sets itself.
+_RUN_KEYS = {("train", "data_dir"), ("train", "run_id"), ("train", "resume")}
+
+
 def resume_command(env: str, config: Path | None, args: list[str], paths: RunPaths) -> str:
     """The command line that continues the run in `paths`: the same config layers and
-    overrides, then its data dir and run id (later overrides win) and `--train.resume`."""
+    overrides, less any data dir, run id or resume the user gave, then the run's own."""
     words = ["puffer", "train", env]
     if config is not None:
         words += ["--config", str(config)]
-    words += list(args)
+    for override in parse_overrides(args):
+        if override.path not in _RUN_KEYS:
+            words.append(override.spelled)
+            words += [] if override.value is None else [override.value]
     words += ["--train.data-dir", str(Path(paths.data_dir).resolve())]
     words += ["--train.run-id", paths.run_id, "--train.resume", "true"]
     return shlex.join(words)

@@ -7,6 +7,8 @@ warm-up epoch, `--repeats` times; the medians are printed with their ratios. Row
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
   config (`--pufferlib VENV_DIR`, run in a subprocess on the same device and thread count).
+  Our minibatch runs in forward/backward passes of 8,192 steps on the CPU (the default
+  `train.microbatch_size`); `lstm-pl-1pass` is the same run with one pass per minibatch.
 - `lstm`: our recurrent default (`--policy.recurrent lstm`, every other setting default) vs
   the same PufferLib run (its default for breakout).
 - `mingru`: MinGRU vs LSTM at the same hidden size (128) and minibatch (our default).
@@ -49,17 +51,20 @@ from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, 
 from puffer.train.run import make_vecenv
 
 BREAKOUT = ("breakout", {"num_envs": 1024}, "native", 1)
-# Our trainers: (env, env kwargs, vec backend, vec envs, policy, minibatch; None = default).
+# Our trainers: (env, env kwargs, vec backend, vec envs, policy, minibatch, microbatch;
+# None = default).
 CASES = {
-    "breakout-lstm-32k": (*BREAKOUT, PolicyConfig(recurrent="lstm"), 32768),
-    "breakout-lstm": (*BREAKOUT, PolicyConfig(recurrent="lstm"), None),
-    "breakout-mingru": (*BREAKOUT, PolicyConfig(recurrent="mingru"), None),
-    "breakout-mlp": (*BREAKOUT, PolicyConfig(), None),
-    "gym-CartPole-v1": ("gym-CartPole-v1", {}, "serial", 64, PolicyConfig(), None),
+    "breakout-lstm-32k": (*BREAKOUT, PolicyConfig(recurrent="lstm"), 32768, None),
+    "breakout-lstm-32k-1pass": (*BREAKOUT, PolicyConfig(recurrent="lstm"), 32768, 32768),
+    "breakout-lstm": (*BREAKOUT, PolicyConfig(recurrent="lstm"), None, None),
+    "breakout-mingru": (*BREAKOUT, PolicyConfig(recurrent="mingru"), None, None),
+    "breakout-mlp": (*BREAKOUT, PolicyConfig(), None, None),
+    "gym-CartPole-v1": ("gym-CartPole-v1", {}, "serial", 64, PolicyConfig(), None, None),
 }
 # Rows: (ours, peer): a case above, "pufferlib" or "cleanrl".
 ROWS = {
     "lstm-pl": ("breakout-lstm-32k", "pufferlib"),
+    "lstm-pl-1pass": ("breakout-lstm-32k-1pass", "pufferlib"),
     "lstm": ("breakout-lstm", "pufferlib"),
     "mingru": ("breakout-mingru", "breakout-lstm"),
     "mlp": ("breakout-mlp", "cleanrl"),
@@ -91,11 +96,12 @@ trainer.utilization.stop()
 
 
 def _config(case: str, threads: int, device: str) -> Config:
-    _, env_kwargs, backend, num_envs, policy, minibatch = CASES[case]
+    _, env_kwargs, backend, num_envs, policy, minibatch, microbatch = CASES[case]
     return Config(
         train=TrainConfig(
             horizon=64,
             minibatch_size=minibatch or TrainConfig().minibatch_size,
+            microbatch_size=microbatch or TrainConfig().microbatch_size,
             total_timesteps=10**9,
             device=device,
             torch_threads=threads,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import puffer.vector
 from puffer.core import make
 from puffer.train import (
     Config,
@@ -109,3 +110,18 @@ def test_trainer_reports_where_the_time_goes() -> None:
     assert sum(split.values()) == pytest.approx(1.0, abs=1e-6)
     # An epoch of 4 minibatches spends measurable time in each timed part of the update.
     assert all(split[key] > 0 for key in ("rollout", "forward", "backward", "optimizer")), split
+
+
+def test_metrics_count_the_episodes_their_means_cover() -> None:
+    """`performance/episodes` is the number of episodes averaged in this epoch's env means."""
+    env = puffer.vector.make("gym-CartPole-v1", num_envs=4, seed=0)
+    config = TrainConfig(horizon=64, minibatch_size=64, total_timesteps=256, device="cpu")
+    trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
+    trainer.evaluate()
+    episodes = len(trainer.stats["episode_return"])
+    metrics = trainer.mean_and_log()
+    assert episodes > 0
+    assert metrics["performance/episodes"] == episodes
+    assert trainer.mean_and_log()["performance/episodes"] == 0
+    trainer.close()
+    env.close()

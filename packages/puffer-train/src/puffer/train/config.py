@@ -177,6 +177,12 @@ class TrainConfig(_Checked):
     batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon", _at_least(0))
     horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)", _at_least(1))
     minibatch_size: int = _f(8192, "agent steps per minibatch; a multiple of horizon", _at_least(1))
+    microbatch_size: int = _f(
+        0,
+        "agent steps per forward/backward pass; a larger minibatch sums the gradients of its "
+        "passes (the same update, less memory); 0: 8192 on the CPU, the whole minibatch on GPUs",
+        _at_least(0),
+    )
     update_epochs: int = _f(
         1, "passes over the batch per epoch (minibatches sampled with replay)", _at_least(1)
     )

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-__all__ = ["LossCoefs", "annealed_beta", "cosine_lr", "importance_weights", "ppo_loss"]
+__all__ = [
+    "LossCoefs",
+    "MinibatchNorms",
+    "annealed_beta",
+    "cosine_lr",
+    "importance_weights",
+    "minibatch_norms",
+    "ppo_loss",
+]
 
 
 @dataclass(frozen=True)
@@ -19,6 +27,30 @@ class LossCoefs:
     vf_clip: float
     vf_coef: float
     ent_coef: float
+
+
+@dataclass(frozen=True)
+class MinibatchNorms:
+    """What the loss divides by, taken over a whole minibatch: the advantage's mean and std over
+    acting rows, and the counts of acting rows and of value-trained rows (each at least 1).
+    A minibatch run in several passes gives every pass the same norms, so the passes' losses
+    sum to the whole minibatch's loss."""
+
+    adv_mean: Tensor
+    adv_std: Tensor
+    live: Tensor
+    value_live: Tensor
+
+
+def minibatch_norms(
+    mb_adv: Tensor, mb_mask: Tensor, mb_value_mask: Tensor | None = None
+) -> MinibatchNorms:
+    """The `MinibatchNorms` of a (B, T) minibatch; masks as in `ppo_loss`."""
+    live = mb_mask.sum().clamp(min=1)
+    value_mask = mb_mask if mb_value_mask is None else mb_value_mask
+    adv_mean = (mb_adv * mb_mask).sum() / live
+    adv_std = (((mb_adv - adv_mean).square() * mb_mask).sum() / live).sqrt()
+    return MinibatchNorms(adv_mean, adv_std, live, value_mask.sum().clamp(min=1))
 
 
 def importance_weights(probs: Tensor, idx: Tensor, beta: float) -> Tensor:
@@ -48,6 +80,7 @@ def ppo_loss(
     mb_mask: Tensor,
     coefs: LossCoefs,
     mb_value_mask: Tensor | None = None,
+    norms: MinibatchNorms | None = None,
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """Clipped policy loss, clipped value loss and entropy bonus for one minibatch.
 
@@ -61,27 +94,29 @@ def ppo_loss(
         coefs: the loss coefficients.
         mb_value_mask: (B, T) 1 for rows whose value is trained; None means `mb_mask`. Turn-
             based games train the value of waiting rows too (see `PuffeRL.train`).
+        norms: the whole minibatch's `minibatch_norms` when these rows are one pass of it;
+            None takes them from these rows.
 
     Returns:
         (scalar loss, detached stats: policy, value, entropy, approx_kl, clipfrac, and the
         ratio (B, T) that the trainer writes back for V-trace).
     """
-    live = mb_mask.sum().clamp(min=1)
+    if norms is None:
+        norms = minibatch_norms(mb_adv, mb_mask, mb_value_mask)
 
     def mean(x: Tensor) -> Tensor:
-        return (x * mb_mask).sum() / live
+        return (x * mb_mask).sum() / norms.live
 
     value_mask = mb_mask if mb_value_mask is None else mb_value_mask
-    value_live = value_mask.sum().clamp(min=1)
 
     log_ratio = new_logprob - mb_logprob
     ratio = log_ratio.exp()
-    adv = (mb_adv - mean(mb_adv)) / (mean((mb_adv - mean(mb_adv)).square()).sqrt() + 1e-8)
+    adv = (mb_adv - norms.adv_mean) / (norms.adv_std + 1e-8)
     adv = mb_weight * adv
     pg_loss = mean(torch.max(-adv * ratio, -adv * ratio.clamp(1 - coefs.clip, 1 + coefs.clip)))
     v_clipped = mb_value + (new_value - mb_value).clamp(-coefs.vf_clip, coefs.vf_clip)
     v_error = torch.max((new_value - mb_returns).square(), (v_clipped - mb_returns).square())
-    v_loss = 0.5 * (v_error * value_mask).sum() / value_live
+    v_loss = 0.5 * (v_error * value_mask).sum() / norms.value_live
     entropy_loss = mean(entropy)
     loss = pg_loss + coefs.vf_coef * v_loss - coefs.ent_coef * entropy_loss
     with torch.no_grad():

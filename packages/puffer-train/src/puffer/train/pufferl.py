@@ -35,7 +35,14 @@ from puffer.train.normalize import RewardScaler
 from puffer.train.optim import make_optimizer
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy
-from puffer.train.ppo import LossCoefs, annealed_beta, cosine_lr, importance_weights, ppo_loss
+from puffer.train.ppo import (
+    LossCoefs,
+    annealed_beta,
+    cosine_lr,
+    importance_weights,
+    minibatch_norms,
+    ppo_loss,
+)
 from puffer.train.rollout import Rollout, Step
 
 __all__ = ["TIME_SPLIT", "PuffeRL", "resolve_device"]
@@ -66,6 +73,20 @@ def apply_torch_threads(cfg: TrainConfig) -> None:
     """
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
+
+
+# Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
+# lose more to cache misses than they save in per-pass overhead (puffer-train README).
+CPU_MICROBATCH = 8192
+
+
+def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) -> int:
+    """Segments per forward/backward pass: `train.microbatch_size` steps (0: `CPU_MICROBATCH`
+    on the CPU, the whole minibatch elsewhere), in whole segments, at most a minibatch."""
+    steps = cfg.microbatch_size or (CPU_MICROBATCH if device.type == "cpu" else 0)
+    if steps == 0:
+        return sizes.minibatch_segments
+    return max(1, min(steps // sizes.horizon, sizes.minibatch_segments))
 
 
 class PuffeRL:
@@ -112,6 +133,7 @@ class PuffeRL:
         apply_torch_threads(cfg)
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
+        self.microbatch_segments = microbatch_segments(cfg, self.sizes, self.device)
         self.policy = policy.to(self.device)
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)
@@ -267,6 +289,11 @@ class PuffeRL:
         ratio.fill_(1.0)
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
         times, clock = self.times, time.perf_counter
+        # Turn-based envs (those with legal-action masks): a row waiting for its turn is still
+        # in the game, and segments that end on it bootstrap from its value, so its value is
+        # trained too; only acting rows carry policy and entropy.
+        value_masks = torch.ones_like(buf.masks) if buf.action_masks is not None else None
+        pass_segments = self.microbatch_segments
         for _ in range(sizes.minibatches):
             advantages = puff_advantage(
                 values,
@@ -282,47 +309,55 @@ class PuffeRL:
             )
             probs = segment_priorities(advantages, cfg.prio_alpha)
             idx = torch.multinomial(probs, sizes.minibatch_segments, replacement=False)
-            mb_value = values[idx]
-            mb_adv = advantages[idx]
-            mb_state = tuple(s[idx] for s in buf.states)
-            tick = clock()
-            params, new_value = self.policy.forward_train(
-                buf.observations[idx], mb_state, buf.starts(idx)
-            )
-            mb_action_masks = None if buf.action_masks is None else buf.action_masks[idx]
-            new_logprob, entropy = self.policy.head.evaluate(
-                params, buf.actions[idx], mb_action_masks
-            )
-            loss, stats = ppo_loss(
-                new_logprob,
-                entropy,
-                new_value,
-                buf.logprobs[idx],
-                mb_value,
-                mb_adv,
-                mb_adv + mb_value,
-                importance_weights(probs, idx, beta).unsqueeze(1),
+            norms = minibatch_norms(
+                advantages[idx],
                 buf.masks[idx],
-                self.coefs,
-                # Turn-based envs (those with legal-action masks): a row waiting for its turn
-                # is still in the game, and segments that end on it bootstrap from its value,
-                # so its value is trained too; only acting rows carry policy and entropy.
-                torch.ones_like(buf.masks[idx]) if buf.action_masks is not None else None,
+                None if value_masks is None else value_masks[idx],
             )
-            tock = clock()
-            times["forward"] += tock - tick
+            weights = importance_weights(probs, idx, beta).unsqueeze(1)
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            # A minibatch larger than a microbatch runs in several forward/backward passes
+            # that share its norms, so their gradients sum to the minibatch's own.
+            for part, weight in zip(
+                idx.split(pass_segments), weights.split(pass_segments), strict=True
+            ):
+                tick = clock()
+                params, new_value = self.policy.forward_train(
+                    buf.observations[part], tuple(s[part] for s in buf.states), buf.starts(part)
+                )
+                new_logprob, entropy = self.policy.head.evaluate(
+                    params,
+                    buf.actions[part],
+                    None if buf.action_masks is None else buf.action_masks[part],
+                )
+                mb_value, mb_adv = values[part], advantages[part]
+                loss, stats = ppo_loss(
+                    new_logprob,
+                    entropy,
+                    new_value,
+                    buf.logprobs[part],
+                    mb_value,
+                    mb_adv,
+                    mb_adv + mb_value,
+                    weight,
+                    buf.masks[part],
+                    self.coefs,
+                    None if value_masks is None else value_masks[part],
+                    norms,
+                )
+                tock = clock()
+                times["forward"] += tock - tick
+                loss.backward()
+                times["backward"] += clock() - tock
+                ratio[part] = stats.pop("ratio")
+                for key, value in stats.items():
+                    totals[key] += value
             tick = clock()
-            times["backward"] += tick - tock
             distributed.average_gradients(self.policy)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
             self.optimizer.step()
             times["optimizer"] += clock() - tick
-            ratio[idx] = stats.pop("ratio")
-            stats["grad_norm"] = grad_norm.detach()
-            for key, value in stats.items():
-                totals[key] += value
+            totals["grad_norm"] += grad_norm.detach()
         with torch.no_grad():
             returns = advantages + values
             explained = 1 - (returns - values).var() / returns.var().clamp(min=1e-8)
@@ -349,6 +384,9 @@ class PuffeRL:
             if values:
                 metrics[f"environment/{key}"] = float(np.mean(values))
                 self.recent[key].extend(values)
+        # How many episodes this epoch's means cover, so means over many epochs (a whole run's
+        # success rates, say) can be weighted by episode, not by epoch.
+        metrics["performance/episodes"] = float(max(map(len, self.stats.values()), default=0))
         self.stats.clear()
         for key, value in self.losses.items():
             metrics[f"losses/{key}"] = value

@@ -10,7 +10,7 @@ from __future__ import annotations
 from puffer.envs._family import FAMILIES, Family, MissingDependencyError, family
 from puffer.envs.atari import AtariEnv
 from puffer.envs.butterfly import make_knights_archers_zombies, make_pistonball
-from puffer.envs.crafter import CrafterEnv, crafter_score
+from puffer.envs.crafter import CrafterEnv, crafter_score, run_success_rates
 from puffer.envs.minatar import MinAtarEnv
 from puffer.envs.minigrid import MiniGridEnv
 from puffer.envs.nethack import NetHackEnv
@@ -27,6 +27,7 @@ __all__ = [
     "MissingDependencyError",
     "NetHackEnv",
     "crafter_score",
+    "run_success_rates",
     "family",
     "make_knights_archers_zombies",
     "make_pistonball",

@@ -9,6 +9,7 @@ step limit is a truncation. Each finished episode reports every achievement as 0
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from puffer.envs._family import FAMILIES
 from puffer.envs._loop import LoopEnv
 from puffer.envs._shipped import creator
 
-__all__ = ["RENDER_SCALE", "CrafterEnv", "crafter_score"]
+__all__ = ["RENDER_SCALE", "CrafterEnv", "crafter_score", "run_success_rates"]
 
 # render() enlarges the 64x64 view this many times.
 RENDER_SCALE = 4
@@ -37,6 +38,44 @@ def crafter_score(success_rates: dict[str, float]) -> float:
     """
     rates = np.array(list(success_rates.values()), np.float64) * 100
     return float(np.exp(np.mean(np.log1p(rates))) - 1)
+
+
+def run_success_rates(rows: Iterable[dict[str, float]]) -> dict[str, float]:
+    """Per-achievement success rates over every episode of a training run, as the Crafter
+    benchmark scores a run (all episodes of its 1M steps, not the last ones).
+
+    Args:
+        rows: the run's metrics rows (`puffer.train.metrics.read_jsonl` of its metrics.jsonl);
+            each row's `environment/achievements/<name>` means are weighted by its
+            `performance/episodes` count. Rows without finished episodes are skipped.
+
+    Returns:
+        {achievement name: success rate in [0, 1]}; pass it to `crafter_score`.
+
+    Example:
+        >>> rows = [{"performance/episodes": 3, "environment/achievements/a": 1 / 3},
+        ...         {"performance/episodes": 1, "environment/achievements/a": 1.0}]
+        >>> run_success_rates(rows)
+        {'a': 0.5}
+    """
+    prefix = "environment/achievements/"
+    unlocked: dict[str, float] = {}
+    episodes = 0.0
+    for row in rows:
+        count = row.get("performance/episodes", 0.0)
+        if count <= 0:
+            continue
+        episodes += count
+        for key, value in row.items():
+            if key.startswith(prefix):
+                name = key.removeprefix(prefix)
+                unlocked[name] = unlocked.get(name, 0.0) + value * count
+    if not episodes:
+        raise ValueError(
+            "no row counts finished episodes (`performance/episodes`); the run logged none, "
+            "or it predates that metric"
+        )
+    return {name: total / episodes for name, total in unlocked.items()}
 
 
 class CrafterEnv(LoopEnv):

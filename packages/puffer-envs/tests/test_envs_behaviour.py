@@ -125,7 +125,7 @@ np.save(sys.argv[1], env._world._mat_map)
 
 def test_crafter_worlds_are_generated_compiled_and_equal_pure_python(tmp_path) -> None:
     """The crafter extra installs numba, which opensimplex compiles its noise with (world
-    generation was 79 % of a random agent's Crafter time); the world is the same either way."""
+    generation was most of a random agent's Crafter time); the world is the same either way."""
     import opensimplex.internals
 
     assert hasattr(opensimplex.internals._noise3, "py_func"), "numba is not installed"

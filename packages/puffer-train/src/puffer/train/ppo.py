@@ -87,7 +87,7 @@ def ppo_loss(
     Args:
         new_logprob, entropy, new_value: (B, T) from the current policy.
         mb_logprob, mb_value: (B, T) stored at rollout.
-        mb_adv: (B, T) puff advantages; normalized here over the minibatch.
+        mb_adv: (B, T) puff advantages; normalized here by `norms` (the minibatch's).
         mb_returns: (B, T) value targets (advantage + value).
         mb_weight: (B, 1) importance weights of the sampled segments.
         mb_mask: (B, T) 1 for rows that acted (live agent rows), 0 for the others.

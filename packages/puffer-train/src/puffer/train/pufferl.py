@@ -83,10 +83,11 @@ CPU_MICROBATCH = 8192
 def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) -> int:
     """Segments per forward/backward pass: `train.microbatch_size` steps (0: `CPU_MICROBATCH`
     on the CPU, the whole minibatch elsewhere), in whole segments, at most a minibatch."""
-    steps = cfg.microbatch_size or (CPU_MICROBATCH if device.type == "cpu" else 0)
-    if steps == 0:
-        return sizes.minibatch_segments
-    return max(1, min(steps // sizes.horizon, sizes.minibatch_segments))
+    whole = sizes.minibatch_segments
+    steps = cfg.microbatch_size or (
+        CPU_MICROBATCH if device.type == "cpu" else whole * sizes.horizon
+    )
+    return max(1, min(steps // sizes.horizon, whole))
 
 
 class PuffeRL:

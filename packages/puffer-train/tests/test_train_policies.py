@@ -85,6 +85,24 @@ def test_categorical_head_matches_torch_distributions() -> None:
     torch.testing.assert_close(head.evaluate(params, action), (logprob, entropy))
 
 
+@pytest.mark.parametrize("nvec", [[6], [3, 5, 2]])
+def test_categorical_sampling_draws_what_torch_multinomial_draws(nvec: list[int]) -> None:
+    """The head samples with multinomial's own algorithm minus its host-side check: for the
+    same generator state the draws are identical, masked rows included."""
+    head = CategoricalHead(8, nvec)
+    params = 3 * torch.randn(512, sum(nvec))
+    mask = torch.rand(512, sum(nvec)) < 0.7
+    mask[:, np.cumsum([0, *nvec[:-1]])] = True  # a legal choice in every branch
+    for action_mask in (None, mask):
+        logits = head._grid(params, action_mask)
+        torch.manual_seed(7)
+        action, _, _ = head.sample(params, action_mask)
+        torch.manual_seed(7)
+        flat = torch.softmax(logits.reshape(-1, logits.shape[-1]), dim=-1)
+        expected = torch.multinomial(flat, 1).view(logits.shape[:-1])
+        torch.testing.assert_close(action, expected)
+
+
 def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:
     torch.manual_seed(0)
     head = GaussianHead(8, 2)

@@ -7,7 +7,7 @@ from puffer.train.checkpoint import CheckpointError
 from puffer.train.config import Config, PolicyConfig, Sizes, TrainConfig, VecConfig, field_help
 from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
-from puffer.train.pufferl import PuffeRL
+from puffer.train.pufferl import DivergedError, PuffeRL
 from puffer.train.run import TrainResult, evaluate_episodes, train
 
 __version__ = "0.1.0"
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CheckpointError",
     "Config",
+    "DivergedError",
     "JSONLSink",
     "MetricsSink",
     "Policy",

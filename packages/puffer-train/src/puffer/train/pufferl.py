@@ -15,6 +15,7 @@ its sinks (`puffer.train.metrics.MetricsSink`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict, deque
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError, mask_width
+from puffer.core import APIUsageError, PufferError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
@@ -45,7 +46,7 @@ from puffer.train.ppo import (
 )
 from puffer.train.rollout import Rollout, Step
 
-__all__ = ["TIME_SPLIT", "PuffeRL", "resolve_device"]
+__all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL", "resolve_device"]
 
 # Where an epoch's wall time goes (`time/<key>` metrics, fractions of the epoch; `time/other` is
 # the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the vecenv; rollout:
@@ -88,6 +89,10 @@ def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) ->
         CPU_MICROBATCH if device.type == "cpu" else whole * sizes.horizon
     )
     return max(1, min(steps // sizes.horizon, whole))
+
+
+class DivergedError(PufferError):
+    """An update made a loss or the gradient norm NaN or infinite (checked once per epoch)."""
 
 
 class PuffeRL:
@@ -365,6 +370,14 @@ class PuffeRL:
         # Host-device sync: once per epoch, the loss statistics leave the device.
         self.losses = {key: float(value) / sizes.minibatches for key, value in totals.items()}
         self.losses["explained_variance"] = float(explained)
+        diverged = sorted(key for key, value in self.losses.items() if not math.isfinite(value))
+        if diverged:
+            raise DivergedError(
+                f"training diverged at epoch {self.epoch} (step {self.global_step:,}): "
+                f"{', '.join(diverged)} not finite, so the policy's parameters are no longer "
+                "usable; resume from the last checkpoint with a lower train.learning_rate or "
+                "train.max_grad_norm"
+            )
         self.losses["learning_rate"] = self.optimizer.param_groups[0]["lr"]
         self.losses["prio_beta"] = beta
         self.epoch += 1

@@ -101,8 +101,12 @@ class CategoricalHead(ActionHead):
         self, params: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor, Tensor]:
         logits = self._grid(params, action_mask)
-        flat = logits.reshape(-1, self._width)
-        action = torch.multinomial(torch.softmax(flat, dim=-1), 1).view(logits.shape[:-1])
+        probs = torch.softmax(logits, dim=-1)
+        # torch.multinomial's own one-sample algorithm, argmax(p / q) with q ~ Exp(1) (the
+        # exponential race), so the samples are the same for the same generator state; called
+        # directly because multinomial first checks p on the host, a sync on every CUDA step.
+        # Non-finite logits surface as a non-finite loss, which `PuffeRL.train` refuses.
+        action = (probs / torch.empty_like(probs).exponential_()).argmax(-1)
         logprob, entropy = self._stats(logits, action)
         return (action.squeeze(-1) if self.scalar else action), logprob, entropy
 

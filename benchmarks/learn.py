@@ -136,7 +136,7 @@ def run(case: str, seed: int, threads: int) -> None:
     start = time.perf_counter()
     import torch
 
-    apply_torch_threads(config.train)  # before the policy is built
+    apply_torch_threads(config)  # before the policy is built
     vecenv = make_vecenv(env_name, config)
     torch.manual_seed(seed)
     trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))

@@ -25,7 +25,9 @@ cases of the rows (the masks are attached to the env, so the trainer's mask path
 copied per step, stored, applied in sampling and in the loss) and prints the ratio: the cost of
 the mask path. Envs without masks never enter it.
 
-Recommended: an otherwise idle machine; 1 torch thread on a 2-core CPU (the env needs a core).
+Recommended: an otherwise idle machine. `--threads` gives every trainer the same torch thread
+count; 0 (the default) is the machine's cores, which is what ours picks by default for these
+in-process envs and what PufferLib's trainer and the CleanRL-style loop get from torch.
 
     uv run python benchmarks/train.py --pufferlib /work/pl3 --repeats 3
     uv run python benchmarks/train.py --device cuda --rows lstm-pl lstm mingru mlp
@@ -48,6 +50,7 @@ import torch
 
 from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
+from puffer.train.pufferl import torch_threads
 from puffer.train.run import make_vecenv
 
 BREAKOUT = ("breakout", {"num_envs": 1024}, "native", 1)
@@ -291,12 +294,15 @@ def main() -> None:
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs per repeat")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (every trainer)")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch threads (every trainer); 0: the cores"
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda (the CleanRL loop: cpu)")
     parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (pufferlib rows)")
     parser.add_argument("--split", action="store_true", help="print our time split per case")
     parser.add_argument("--action-masks", action="store_true", help="time the mask path")
     args = parser.parse_args()
+    args.threads = args.threads or torch_threads(Config())
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
         f"python={platform.python_version()} threads={args.threads} device={args.device} "

@@ -9,10 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from puffer.cli import __version__
+from puffer.cli.commands.sweep import slot_env
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
 from puffer.core import registered_envs
 from puffer.train.paths import RunPaths
+from puffer.train.pufferl import usable_cores
 
 ENV = "squared"
 runner = CliRunner()
@@ -197,3 +199,13 @@ def test_resume_command_names_each_run_key_once(tmp_path: Path) -> None:
         "--train.compile", "--train.data-dir", str(tmp_path.resolve()), "--train.run-id", "r7",
         "--train.resume", "true",
     ]  # fmt: skip
+
+
+def test_sweep_slots_share_the_cores(monkeypatch) -> None:
+    # Parallel sweep runs split the cores through OMP_NUM_THREADS (the trainer's auto thread
+    # count reads it); a value the caller set is left alone.
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert slot_env(1) == {"OMP_NUM_THREADS": str(usable_cores())}
+    assert slot_env(10 * usable_cores()) == {"OMP_NUM_THREADS": "1"}
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert slot_env(2) == {}

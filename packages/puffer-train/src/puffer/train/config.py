@@ -166,8 +166,9 @@ class TrainConfig(_Checked):
         "auto", "'cpu', 'cuda', 'cuda:N', or 'auto' (cuda when available)", _ANY_DEVICE
     )
     torch_threads: int = _f(
-        1,
-        "torch intra-op threads (1 leaves the other core to the envs; 0 keeps torch's default)",
+        0,
+        "torch intra-op threads; 0 (auto): the cores (or OMP_NUM_THREADS) less one per env "
+        "worker process",
         _at_least(0),
     )
     cuda_graphs: bool = _f(

@@ -16,6 +16,7 @@ its sinks (`puffer.train.metrics.MetricsSink`).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import defaultdict, deque
 from pathlib import Path
@@ -66,14 +67,40 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def apply_torch_threads(cfg: TrainConfig) -> None:
-    """Set torch's intra-op thread count from `cfg.torch_threads` (0 leaves torch's default).
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def torch_threads(config: Config) -> int:
+    """Torch's intra-op thread count for `config`: `train.torch_threads` when above 0; for 0
+    (auto), the cores this process may run on (`OMP_NUM_THREADS` instead when set, so a sweep
+    slot or a test worker can cap it) less one per env worker process, at least 1.
+
+    In-process envs (`vec.backend` native or serial) step between the policy's passes, so the
+    policy gets every core; 'multiprocessing' and 'ray' workers step beside it and keep theirs.
+    """
+    if config.train.torch_threads > 0:
+        return config.train.torch_threads
+    try:
+        cores = int(os.environ.get("OMP_NUM_THREADS", "0"))
+    except ValueError:  # e.g. OpenMP's nested form "4,2": fall back to the machine's cores
+        cores = 0
+    if cores < 1:
+        cores = usable_cores()
+    workers = config.vec.num_workers if config.vec.backend in ("multiprocessing", "ray") else 0
+    return max(1, cores - workers)
+
+
+def apply_torch_threads(config: Config) -> None:
+    """Set torch's intra-op thread count to `torch_threads(config)`.
 
     Call it before building the policy: orthogonal init (a QR) rounds differently per thread
     count, so otherwise a seed's run would depend on what the process ran before.
     """
-    if cfg.torch_threads > 0:
-        torch.set_num_threads(cfg.torch_threads)
+    torch.set_num_threads(torch_threads(config))
 
 
 # Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
@@ -136,7 +163,7 @@ class PuffeRL:
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.world_size > 1:
             self.device = torch.device("cuda", distributed.local_rank())
-        apply_torch_threads(cfg)
+        apply_torch_threads(self.config)
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
         self.microbatch_segments = microbatch_segments(cfg, self.sizes, self.device)

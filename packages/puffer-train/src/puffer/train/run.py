@@ -182,7 +182,7 @@ def train(
     distributed.init_from_env(cfg.device)
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
-    apply_torch_threads(cfg)  # before the policy is built
+    apply_torch_threads(config)  # before the policy is built
     # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
     # start, e.g. envs still being built, does not lose the signal).
     with _StopSignals() as stop:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import time
 import uuid
 from pathlib import Path
@@ -37,6 +38,7 @@ from puffer.sweep import (
 )
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
+from puffer.train.pufferl import usable_cores
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -154,7 +156,7 @@ def sweep(
             f"{sweep_config.max_runs} runs, {sweep_config.goal} {sweep_config.metric}"
         )
         objective = functools.partial(train_objective, resolved, str(sweep_dir / "runs"), wandb)
-        runner = SerialRunner() if slots == 1 else LocalRunner(slots)
+        runner = SerialRunner() if slots == 1 else LocalRunner(slots, [slot_env(slots)] * slots)
         try:
             summary = run_sweep(
                 objective, sweep_config, store=store, runner=runner, on_event=_on_event
@@ -162,6 +164,15 @@ def sweep(
         finally:
             runner.close()
     _print_summary(summary, sweep_config.metric, store)
+
+
+def slot_env(slots: int) -> dict[str, str]:
+    """Environment of each of `slots` parallel runs: its share of the cores as OMP_NUM_THREADS,
+    which the trainer's auto thread count reads (so slots do not oversubscribe the machine);
+    nothing when the caller set OMP_NUM_THREADS."""
+    if "OMP_NUM_THREADS" in os.environ:
+        return {}
+    return {"OMP_NUM_THREADS": str(max(1, usable_cores() // slots))}
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,56 @@
+"""`train.torch_threads`: an explicit count, or auto (0) from the cores and the env workers."""
+
+import os
+
+import pytest
+import torch
+
+from puffer.train import Config, TrainConfig, VecConfig
+from puffer.train.pufferl import apply_torch_threads, torch_threads, usable_cores
+
+
+def _config(threads: int = 0, backend: str = "native", workers: int = 1) -> Config:
+    num_envs = 1 if backend == "native" else 4
+    return Config(
+        train=TrainConfig(torch_threads=threads),
+        vec=VecConfig(backend=backend, num_envs=num_envs, num_workers=workers),
+    )
+
+
+def test_the_default_is_auto():
+    assert TrainConfig().torch_threads == 0
+
+
+def test_an_explicit_count_is_kept(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "5")
+    assert torch_threads(_config(3, "multiprocessing", 2)) == 3
+
+
+@pytest.mark.parametrize(
+    ("backend", "workers", "expected"),
+    [("native", 1, 6), ("serial", 3, 6), ("multiprocessing", 2, 4), ("ray", 5, 1)],
+)
+def test_auto_leaves_a_core_per_env_worker(monkeypatch, backend, workers, expected):
+    monkeypatch.setenv("OMP_NUM_THREADS", "6")
+    assert torch_threads(_config(0, backend, workers)) == expected
+
+
+@pytest.mark.parametrize("value", [None, "4,2", "0"])
+def test_auto_counts_the_cores_without_a_usable_omp_setting(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert torch_threads(_config()) == usable_cores() == len(os.sched_getaffinity(0))
+
+
+def test_apply_sets_torch(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    try:
+        apply_torch_threads(_config())
+        assert torch.get_num_threads() == 2
+        apply_torch_threads(_config(1))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

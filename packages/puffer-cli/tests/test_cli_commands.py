@@ -140,6 +140,8 @@ def test_train_then_eval_in_a_window(monkeypatch) -> None:
     trained = invoke("train", ENV, "--no-dashboard", *TINY)
     assert trained.exit_code == 0, trained.output
     assert "model: experiments/squared/" in trained.output
+    # The start line names the thread count (the suite pins OMP_NUM_THREADS to 1).
+    assert "on cpu (1 torch thread) for" in trained.output
     # A display is claimed, and SDL's dummy driver stands in for it.
     monkeypatch.setenv("DISPLAY", ":0")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")

@@ -20,7 +20,7 @@ from puffer.cli.commands._common import (
 from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
-from puffer.train.pufferl import resolve_device
+from puffer.train.pufferl import resolve_device, torch_threads
 from puffer.train.run import TrainingInterrupted
 
 __all__ = ["register", "resume_command", "train"]
@@ -50,8 +50,10 @@ def train(
         run = resolved.run
         device = resolve_device(run.train.device)
         if main_rank:
+            threads = torch_threads(run)
+            where = f"{device} ({threads} torch thread{'s' * (threads > 1)})"
             console.print(
-                f"training [bold]{env}[/bold] on {device} for {run.train.total_timesteps:,} steps"
+                f"training [bold]{env}[/bold] on {where} for {run.train.total_timesteps:,} steps"
             )
         try:
             result = run_training(env, run, dashboard=dashboard, wandb=wandb)

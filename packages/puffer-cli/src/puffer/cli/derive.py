@@ -22,7 +22,6 @@ entry point: classic control (discrete and continuous), Box2D and MuJoCo.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
@@ -32,6 +31,7 @@ from typing import Any
 from gymnasium import spaces
 
 from puffer.train.policies.encoders import is_image
+from puffer.train.pufferl import usable_cores
 
 __all__ = [
     "ENVS_PER_CORE",
@@ -75,19 +75,15 @@ class Derivation:
 
 def workers_for(num_envs: int) -> int:
     """Worker processes for `num_envs` Python envs: the largest divisor of it up to the cores."""
-    cores = _cores()
+    cores = usable_cores()
     return max(w for w in range(1, min(cores, num_envs) + 1) if num_envs % w == 0)
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _vec(native: bool) -> Iterator[Derived]:
     if native:
         yield Derived("vec", "backend", "native", "the env steps its own batch (takes num_envs)")
         return
-    cores = _cores()
+    cores = usable_cores()
     yield Derived("vec", "backend", "multiprocessing", "a Python env: one process per core")
     yield Derived("vec", "num_envs", ENVS_PER_CORE * cores, f"{ENVS_PER_CORE} copies per core")
     yield Derived(

@@ -14,6 +14,11 @@ when no episode starts inside a segment); MinGRU's previous path (the log-space 
 scan, kept here as the peer) and its kernel path (`linear_scan`). Reported in ms and in
 training steps/s, with the ratio to the LSTM loop.
 
+LSTM forward parts (at 1 thread, then at torch's default): at one microbatch of the CPU default (8,192 steps: 8,192 / T segments),
+the sequence kernel's forward against its two parts done separately, T per-step MKL products
+h_{t-1} W_hh^T (`torch.addmm`) and T passes of the cell kernel (`puffer::lstm_cell_inference`):
+where the kernel's time is near their sum, its own product runs at MKL's rate.
+
 All figures: median of --repeats calls after a warm-up, calls interleaved so machine load hits
 each alike. Run on an idle machine.
 
@@ -114,6 +119,41 @@ def _recurrent(args: argparse.Namespace) -> None:
         print(f"{name:26s} {ms:9.1f} ms  {rate / 1e3:8.1f}k steps/s  {base / ms:5.2f}x loop")
 
 
+def _lstm_forward_parts(args: argparse.Namespace) -> None:
+    torch.manual_seed(0)
+    t, hidden = args.horizon, 128
+    b = max(1, 8192 // t)
+    xproj = torch.randn(b, t, 4 * hidden)
+    w_hh = 0.1 * torch.randn(4 * hidden, hidden)
+    h0, c0 = 0.1 * torch.randn(b, hidden), 0.1 * torch.randn(b, hidden)
+    starts = torch.rand(b, t) < args.reset_rate
+    w_t, h, pre = w_hh.T.contiguous(), torch.randn(b, hidden), torch.empty(b, 4 * hidden)
+    pres = [torch.randn(b, 4 * hidden) for _ in range(t)]
+
+    def products() -> None:
+        for step in range(t):
+            torch.addmm(xproj[:, step], h, w_t, out=pre)
+
+    def cells() -> None:
+        for step_pre in pres:
+            torch.ops.puffer.lstm_cell_inference(step_pre, c0)
+
+    rows = {
+        "kernel forward": lambda: torch.ops.puffer.lstm_sequence(xproj, w_hh, h0, c0, starts),
+        f"{t} MKL products": products,
+        f"{t} cell passes": cells,
+    }
+    for fn in rows.values():
+        fn()  # warm-up
+    times = [[_timed(fn) for fn in rows.values()] for _ in range(args.repeats)]
+    kernel, product, cell = (statistics.median(column) for column in zip(*times, strict=True))
+    print(
+        f"lstm forward parts, {b} segments x T={t}, hidden {hidden}, "
+        f"{torch.get_num_threads()} threads: kernel {kernel:.2f} ms; "
+        f"MKL products {product:.2f} + cell passes {cell:.2f} = {product + cell:.2f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--segments", type=int, default=16384)
@@ -166,8 +206,11 @@ def main() -> None:
     torch.set_num_threads(1)  # as the trainer runs on CPU (train README)
     try:
         _recurrent(args)
+        _lstm_forward_parts(args)
     finally:
         torch.set_num_threads(threads)
+    if threads > 1:
+        _lstm_forward_parts(args)
 
 
 if __name__ == "__main__":

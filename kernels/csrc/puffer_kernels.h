@@ -78,6 +78,10 @@ int puffer_lstm_cell_cpu_f32(const float *pre, const float *c_in, float *h_out, 
                              int64_t batch, int64_t hidden, int num_threads);
 int puffer_lstm_cell_cpu_f64(const double *pre, const double *c_in, double *h_out, double *c_out,
                              int64_t batch, int64_t hidden, int num_threads);
+/* Vector width in bits (512 with AVX-512, else 256) of the CPU sequence kernels' row work; the
+ * environment variable PUFFER_KERNELS_VECTOR_BITS=256 keeps them at 256. The widths agree to
+ * float rounding. */
+int puffer_cpu_vector_bits(void);
 /* CUDA: device pointers, enqueued on `stream`. The LSTM keeps 6H values of a row in shared
  * memory (H <= 1024 in float32, 512 in float64; larger H returns cudaErrorInvalidValue). */
 PUFFER_SEQUENCE_DECLS(float, cuda_f32, void *stream)

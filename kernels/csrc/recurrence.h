@@ -10,7 +10,10 @@
 #ifdef __CUDACC__
 #define PUFFER_HD __host__ __device__ __forceinline__
 #else
-#define PUFFER_HD inline
+// Always inlined, so the vector versions compile into each caller's instruction set (AVX2 or
+// AVX-512) and no call passes a vector across the two ABIs (hence -Wpsabi is silenced).
+#define PUFFER_HD inline __attribute__((always_inline))
+#pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
 namespace puffer {
@@ -47,8 +50,9 @@ PUFFER_HD void advantage_segment(const float *values, const float *rewards,
 // ---- LSTM with resets (torch.nn.LSTM gate order i, f, g, o) ----------------------------------
 
 // exp for the cell's activations: expf/exp for scalars (the GPU's, or libm's). The CPU kernel
-// runs the same cell functions on 32-byte vectors (8 floats), where libm has no vector exp: a
-// Cephes-style range reduction and polynomial, within 2 ulp of expf.
+// runs the same cell functions on 32- or 64-byte vectors (8 or 16 floats: AVX2 or AVX-512),
+// where libm has no vector exp: a Cephes-style range reduction and polynomial, within 2 ulp of
+// expf, the same lane by lane at either width.
 PUFFER_HD float exp_(float x) {
     return expf(x);
 }
@@ -60,30 +64,47 @@ PUFFER_HD double exp_(double x) {
 typedef float VecF __attribute__((vector_size(32)));
 typedef double VecD __attribute__((vector_size(32)));
 typedef int32_t VecI __attribute__((vector_size(32)));
+typedef float VecF16 __attribute__((vector_size(64)));
+typedef double VecD8 __attribute__((vector_size(64)));
+typedef int32_t VecI16 __attribute__((vector_size(64)));
 
-inline VecF exp_(VecF x) {
-    const VecF lo = VecF{} - 87.3f, hi = VecF{} + 88.3f, half = VecF{} + 0.5f;
+template <typename V, typename VI> PUFFER_HD V exp_floats(V x) {
+    const V lo = V{} - 87.3f, hi = V{} + 88.3f, half = V{} + 0.5f;
     x = x < lo ? lo : (x > hi ? hi : x);
     // x = n ln 2 + r with n = round(x / ln 2), |r| <= ln 2 / 2.
-    const VecF t = x * 1.44269504088896341f;
-    const VecI ni = __builtin_convertvector(t + (t >= 0.0f ? half : -half), VecI);
-    const VecF n = __builtin_convertvector(ni, VecF);
-    const VecF r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    VecF p = VecF{} + 1.9875691500e-4f;
+    const V t = x * 1.44269504088896341f;
+    const VI ni = __builtin_convertvector(t + (t >= 0.0f ? half : -half), VI);
+    const V n = __builtin_convertvector(ni, V);
+    const V r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    V p = V{} + 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
     p = p * r + 8.3334519073e-3f;
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    const VecI bits = (ni + 127) << 23; // 2^n
-    return p * reinterpret_cast<const VecF &>(bits);
+    const VI bits = (ni + 127) << 23; // 2^n
+    return p * reinterpret_cast<const V &>(bits);
 }
 
-inline VecD exp_(VecD x) {
-    for (int i = 0; i < 4; ++i)
+PUFFER_HD VecF exp_(VecF x) {
+    return exp_floats<VecF, VecI>(x);
+}
+PUFFER_HD VecF16 exp_(VecF16 x) {
+    return exp_floats<VecF16, VecI16>(x);
+}
+
+// Doubles (the float64 kernels, for tests) lane by lane through libm.
+template <typename V> PUFFER_HD V exp_doubles(V x) {
+    for (unsigned i = 0; i < sizeof(V) / sizeof(double); ++i)
         x[i] = exp(x[i]);
     return x;
+}
+PUFFER_HD VecD exp_(VecD x) {
+    return exp_doubles(x);
+}
+PUFFER_HD VecD8 exp_(VecD8 x) {
+    return exp_doubles(x);
 }
 #endif
 
@@ -96,9 +117,9 @@ template <typename V> PUFFER_HD V tanh_(V x) {
     return 1 - 2 / (exp_(2 * x) + 1);
 }
 
-// One hidden unit of one step (or a vector of units: T is a scalar or VecF/VecD). pre_*: gate
-// pre-activations (x W_ih^T + b + h_{t-1} W_hh^T); writes the activations to gates[0..3]
-// (i, f, g, o) and returns c_t, with h_t in *h.
+// One hidden unit of one step (or a vector of units: T is a scalar or a vector type above).
+// pre_*: gate pre-activations (x W_ih^T + b + h_{t-1} W_hh^T); writes the activations to
+// gates[0..3] (i, f, g, o) and returns c_t, with h_t in *h.
 template <typename T>
 PUFFER_HD T lstm_unit_forward(T pre_i, T pre_f, T pre_g, T pre_o, T c_prev, T gates[4], T *h) {
     const T i = sigmoid(pre_i), f = sigmoid(pre_f), g = tanh_(pre_g), o = sigmoid(pre_o);

@@ -1,6 +1,7 @@
 // CPU (OpenMP) implementations of the sequence kernels in puffer_kernels.h: the LSTM with resets
 // and the linear scan. Batch rows are independent, so they are the unit of parallel work; the
 // time loop runs inside, with the per-unit math from recurrence.h.
+#include <stdlib.h>
 #include <string.h>
 
 #include <vector>
@@ -13,43 +14,56 @@ namespace {
 // Rows of the batch stepped together: each weight row read from cache serves this many.
 constexpr int64_t kRows = 4;
 
-// out[r, :n] += sum_k in[r, k] * w[k, :n] for r < R; w is (inner, n) row-major. A tile of R rows
-// by two 32-byte vectors accumulates in registers over k, so each loaded weight vector feeds R
-// FMAs instead of one load-FMA-store per element. GCC vector types spell the tile out: left to
-// the auto-vectorizer it spilled the accumulators to the stack (2-4x slower).
-// (An alias template cannot carry vector_size on a dependent type: GCC drops it. Hence the
-// named types of recurrence.h, shared with the cell math.)
-template <typename T> struct VecOf;
-template <> struct VecOf<float> {
+// The row work (the recurrent product and the cells) runs on vectors of B bytes: 64 where the
+// CPU has AVX-512 (twice the lanes per instruction), else 32 (AVX2, or the compiler's lowering
+// elsewhere). Each lane computes the same operations in the same order at either width, so the
+// two agree to the last bit or two (where the compiler contracts a product into an FMA). GCC vector
+// types spell the tiles out: left to the auto-vectorizer the accumulators spilled to the stack
+// (2-4x slower). (An alias template cannot carry vector_size on a dependent type: GCC drops it.
+// Hence the named types of recurrence.h.)
+template <typename T, int B> struct VecOf;
+template <> struct VecOf<float, 32> {
     using type = puffer::VecF;
 };
-template <> struct VecOf<double> {
+template <> struct VecOf<double, 32> {
     using type = puffer::VecD;
 };
-template <typename T> using Vec = typename VecOf<T>::type;
-template <typename T> constexpr int64_t kLanes = 32 / sizeof(T);
+template <> struct VecOf<float, 64> {
+    using type = puffer::VecF16;
+};
+template <> struct VecOf<double, 64> {
+    using type = puffer::VecD8;
+};
+template <typename T, int B> using Vec = typename VecOf<T, B>::type;
 
-template <typename T> __attribute__((always_inline)) inline Vec<T> load(const T *p) {
-    Vec<T> v;
-    static_assert(sizeof v == 32, "a 32-byte vector");
+template <int B, typename T> __attribute__((always_inline)) inline Vec<T, B> load(const T *p) {
+    Vec<T, B> v;
+    static_assert(sizeof v == B, "a B-byte vector");
     memcpy(&v, p, sizeof v);
     return v;
 }
 
-template <int R, typename T>
+template <typename T, typename V> __attribute__((always_inline)) inline void store(T *p, V v) {
+    memcpy(p, &v, sizeof v);
+}
+
+// out[r, :n] += sum_k in[r, k] * w[k, :n] for r < R; w is (inner, n) row-major. A tile of R rows
+// by two vectors accumulates in registers over k, so each loaded weight vector feeds R FMAs
+// instead of one load-FMA-store per element.
+template <int R, int B, typename T>
 __attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const T *__restrict__ in,
                                                      const T *__restrict__ w, int64_t inner,
                                                      int64_t n) {
-    constexpr int64_t L = kLanes<T>;
+    constexpr int64_t L = B / sizeof(T);
     int64_t j0 = 0;
     for (; j0 + 2 * L <= n; j0 += 2 * L) {
-        Vec<T> acc[R][2];
+        Vec<T, B> acc[R][2];
         for (int r = 0; r < R; ++r) {
-            acc[r][0] = load(out + r * n + j0);
-            acc[r][1] = load(out + r * n + j0 + L);
+            acc[r][0] = load<B>(out + r * n + j0);
+            acc[r][1] = load<B>(out + r * n + j0 + L);
         }
         for (int64_t k = 0; k < inner; ++k) {
-            const Vec<T> w0 = load(w + k * n + j0), w1 = load(w + k * n + j0 + L);
+            const Vec<T, B> w0 = load<B>(w + k * n + j0), w1 = load<B>(w + k * n + j0 + L);
             for (int r = 0; r < R; ++r) {
                 const T x = in[r * inner + k];
                 acc[r][0] += x * w0;
@@ -57,8 +71,8 @@ __attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const 
             }
         }
         for (int r = 0; r < R; ++r) {
-            memcpy(out + r * n + j0, &acc[r][0], sizeof acc[r][0]);
-            memcpy(out + r * n + j0 + L, &acc[r][1], sizeof acc[r][1]);
+            store(out + r * n + j0, acc[r][0]);
+            store(out + r * n + j0 + L, acc[r][1]);
         }
     }
     for (int64_t k = 0; k < inner && j0 < n; ++k) // columns past the last full tile
@@ -67,66 +81,41 @@ __attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const 
                 out[r * n + j] += in[r * inner + k] * w[k * n + j];
 }
 
-template <typename T>
+template <int B, typename T>
 __attribute__((always_inline)) inline void gemm_rows(T *out, const T *in, const T *w, int64_t rows,
                                                      int64_t inner, int64_t n) {
+    static_assert(kRows == 4, "gemm_rows dispatches tiles of up to 4 rows");
     switch (rows) {
     case 4:
-        gemm_tile<4>(out, in, w, inner, n);
+        gemm_tile<4, B>(out, in, w, inner, n);
         break;
     case 3:
-        gemm_tile<3>(out, in, w, inner, n);
+        gemm_tile<3, B>(out, in, w, inner, n);
         break;
     case 2:
-        gemm_tile<2>(out, in, w, inner, n);
+        gemm_tile<2, B>(out, in, w, inner, n);
         break;
     default:
-        gemm_tile<1>(out, in, w, inner, n);
+        gemm_tile<1, B>(out, in, w, inner, n);
         break;
     }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define PUFFER_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PUFFER_CLONES
-#endif
-
-PUFFER_CLONES void gemm_rows_f32(float *out, const float *in, const float *w, int64_t rows,
-                                 int64_t inner, int64_t n) {
-    gemm_rows(out, in, w, rows, inner, n);
-}
-PUFFER_CLONES void gemm_rows_f64(double *out, const double *in, const double *w, int64_t rows,
-                                 int64_t inner, int64_t n) {
-    gemm_rows(out, in, w, rows, inner, n);
-}
-void gemm(float *out, const float *in, const float *w, int64_t r, int64_t k, int64_t n) {
-    gemm_rows_f32(out, in, w, r, k, n);
-}
-void gemm(double *out, const double *in, const double *w, int64_t r, int64_t k, int64_t n) {
-    gemm_rows_f64(out, in, w, r, k, n);
-}
-static_assert(kRows == 4, "gemm_rows dispatches tiles of up to 4 rows");
-
-template <typename T> __attribute__((always_inline)) inline void store(T *p, Vec<T> v) {
-    memcpy(p, &v, sizeof v);
 }
 
 // One step of a row's cells, forward: pre (4H) -> gates (4H), c and y (H); the row's state
 // (h, c) is updated in place. The cell math of recurrence.h runs on whole vectors of units
 // (libm's scalar expf/tanhf cost more than the matrix products), scalars for the tail.
-template <typename T>
+template <int B, typename T>
 __attribute__((always_inline)) inline void
 cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ c_out,
               T *__restrict__ y_out, T *__restrict__ h_state, T *__restrict__ c_state,
               int64_t hidden) {
-    constexpr int64_t L = kLanes<T>;
+    constexpr int64_t L = B / sizeof(T);
     int64_t k = 0;
     for (; k + L <= hidden; k += L) {
-        Vec<T> act[4], h;
-        const Vec<T> c = puffer::lstm_unit_forward(
-            load(pre + k), load(pre + hidden + k), load(pre + 2 * hidden + k),
-            load(pre + 3 * hidden + k), load(c_state + k), act, &h);
+        Vec<T, B> act[4], h;
+        const Vec<T, B> c = puffer::lstm_unit_forward(
+            load<B>(pre + k), load<B>(pre + hidden + k), load<B>(pre + 2 * hidden + k),
+            load<B>(pre + 3 * hidden + k), load<B>(c_state + k), act, &h);
         for (int q = 0; q < 4; ++q)
             store(gates + q * hidden + k, act[q]);
         store(c_out + k, c), store(c_state + k, c);
@@ -145,20 +134,20 @@ cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ 
 
 // Backward of one step of a row's cells: dh_next/dc_next (H) hold dL/dh_t, dL/dc_t from step
 // t + 1 on entry and dL/dc_{t-1} * keep on exit in dc_next; dpre (4H) gets dL/dpre_t.
-template <typename T>
+template <int B, typename T>
 __attribute__((always_inline)) inline void
 cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__restrict__ c_prev,
                const T *__restrict__ grad_y, const T *__restrict__ dh_next, T *__restrict__ dc_next,
                T *__restrict__ dpre, T keep, int64_t hidden) {
-    constexpr int64_t L = kLanes<T>;
+    constexpr int64_t L = B / sizeof(T);
     int64_t k = 0;
     for (; k + L <= hidden; k += L) {
-        const Vec<T> act[4] = {load(gates + k), load(gates + hidden + k),
-                               load(gates + 2 * hidden + k), load(gates + 3 * hidden + k)};
-        Vec<T> d[4];
-        const Vec<T> dc_prev =
-            puffer::lstm_unit_backward(act, load(c + k), load(c_prev + k),
-                                       load(grad_y + k) + load(dh_next + k), load(dc_next + k), d);
+        const Vec<T, B> act[4] = {load<B>(gates + k), load<B>(gates + hidden + k),
+                                  load<B>(gates + 2 * hidden + k), load<B>(gates + 3 * hidden + k)};
+        Vec<T, B> d[4];
+        const Vec<T, B> dc_prev = puffer::lstm_unit_backward(
+            act, load<B>(c + k), load<B>(c_prev + k), load<B>(grad_y + k) + load<B>(dh_next + k),
+            load<B>(dc_next + k), d);
         for (int q = 0; q < 4; ++q)
             store(dpre + q * hidden + k, d[q]);
         store(dc_next + k, dc_prev * keep);
@@ -175,27 +164,70 @@ cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__
     }
 }
 
-#define PUFFER_CELLS(T, SUFFIX)                                                                    \
-    PUFFER_CLONES void cells_forward_##SUFFIX(const T *pre, T *gates, T *c_out, T *y_out,          \
-                                              T *h_state, T *c_state, int64_t hidden) {            \
-        cells_forward(pre, gates, c_out, y_out, h_state, c_state, hidden);                         \
+// The row work of one dtype at one width, compiled for the instruction set that has the width:
+// 32-byte vectors as AVX2 with a portable fallback clone, 64-byte ones as AVX-512.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PUFFER_W32 __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define PUFFER_W64 __attribute__((target("arch=x86-64-v4")))
+#else
+#define PUFFER_W32
+#define PUFFER_W64
+#endif
+
+#define PUFFER_ROW_WORK(T, B, ATTR, NAME)                                                          \
+    ATTR void gemm_##NAME(T *out, const T *in, const T *w, int64_t rows, int64_t inner,            \
+                          int64_t n) {                                                             \
+        gemm_rows<B>(out, in, w, rows, inner, n);                                                  \
     }                                                                                              \
-    void cells_fwd(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,             \
-                   int64_t hidden) {                                                               \
-        cells_forward_##SUFFIX(pre, gates, c_out, y_out, h_state, c_state, hidden);                \
+    ATTR void cells_fwd_##NAME(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state, \
+                               int64_t hidden) {                                                   \
+        cells_forward<B>(pre, gates, c_out, y_out, h_state, c_state, hidden);                      \
     }                                                                                              \
-    PUFFER_CLONES void cells_backward_##SUFFIX(const T *gates, const T *c, const T *c_prev,        \
-                                               const T *grad_y, const T *dh_next, T *dc_next,      \
-                                               T *dpre, T keep, int64_t hidden) {                  \
-        cells_backward(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);            \
-    }                                                                                              \
-    void cells_bwd(const T *gates, const T *c, const T *c_prev, const T *grad_y, const T *dh_next, \
-                   T *dc_next, T *dpre, T keep, int64_t hidden) {                                  \
-        cells_backward_##SUFFIX(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);   \
+    ATTR void cells_bwd_##NAME(const T *gates, const T *c, const T *c_prev, const T *grad_y,       \
+                               const T *dh_next, T *dc_next, T *dpre, T keep, int64_t hidden) {    \
+        cells_backward<B>(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);         \
     }
-PUFFER_CELLS(float, f32)
-PUFFER_CELLS(double, f64)
-#undef PUFFER_CELLS
+PUFFER_ROW_WORK(float, 32, PUFFER_W32, f32_w32)
+PUFFER_ROW_WORK(double, 32, PUFFER_W32, f64_w32)
+PUFFER_ROW_WORK(float, 64, PUFFER_W64, f32_w64)
+PUFFER_ROW_WORK(double, 64, PUFFER_W64, f64_w64)
+#undef PUFFER_ROW_WORK
+
+// 512 where the CPU runs AVX-512 (F, DQ, BW, VL: x86-64-v4) and PUFFER_KERNELS_VECTOR_BITS is
+// not 256, else 256; decided once per process.
+int vector_bits() {
+    static const int bits = [] {
+        int widest = 256;
+#if defined(__x86_64__) && defined(__GNUC__)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+            widest = 512;
+#endif
+        const char *asked = getenv("PUFFER_KERNELS_VECTOR_BITS");
+        return asked != nullptr && atoi(asked) == 256 ? 256 : widest;
+    }();
+    return bits;
+}
+
+// The row work of dtype T at the width vector_bits() picked.
+template <typename T> struct RowWork {
+    void (*gemm)(T *out, const T *in, const T *w, int64_t rows, int64_t inner, int64_t n);
+    void (*cells_fwd)(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,
+                      int64_t hidden);
+    void (*cells_bwd)(const T *gates, const T *c, const T *c_prev, const T *grad_y,
+                      const T *dh_next, T *dc_next, T *dpre, T keep, int64_t hidden);
+};
+
+template <typename T> RowWork<T> row_work();
+template <> RowWork<float> row_work() {
+    if (vector_bits() == 512) return {gemm_f32_w64, cells_fwd_f32_w64, cells_bwd_f32_w64};
+    return {gemm_f32_w32, cells_fwd_f32_w32, cells_bwd_f32_w32};
+}
+template <> RowWork<double> row_work() {
+    if (vector_bits() == 512) return {gemm_f64_w64, cells_fwd_f64_w64, cells_bwd_f64_w64};
+    return {gemm_f64_w32, cells_fwd_f64_w32, cells_bwd_f64_w32};
+}
 
 // A step's state is cut (zeroed) when an episode began at it; t = 0 uses the stored state as is.
 inline bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) {
@@ -212,6 +244,7 @@ void lstm_forward(const T *xproj, const T *w_hh, const T *h0, const T *c0, const
         for (int64_t k = 0; k < hidden; ++k)
             w_t[k * G + j] = w_hh[j * hidden + k];
     const int64_t blocks = (batch + kRows - 1) / kRows;
+    const RowWork<T> work = row_work<T>();
 #pragma omp parallel num_threads(num_threads)
     {
         std::vector<T> h_prev(kRows * hidden), c_prev(kRows * hidden), pre(kRows * G);
@@ -229,11 +262,11 @@ void lstm_forward(const T *xproj, const T *w_hh, const T *h0, const T *c0, const
                     }
                     memcpy(&pre[r * G], xproj + ((b0 + r) * steps + t) * G, G * sizeof(T));
                 }
-                gemm(pre.data(), h_prev.data(), w_t.data(), rows, hidden, G);
+                work.gemm(pre.data(), h_prev.data(), w_t.data(), rows, hidden, G);
                 for (int64_t r = 0; r < rows; ++r) {
                     const int64_t row = (b0 + r) * steps + t;
-                    cells_fwd(&pre[r * G], gates + row * G, c + row * hidden, y + row * hidden,
-                              &h_prev[r * hidden], &c_prev[r * hidden], hidden);
+                    work.cells_fwd(&pre[r * G], gates + row * G, c + row * hidden, y + row * hidden,
+                                   &h_prev[r * hidden], &c_prev[r * hidden], hidden);
                 }
             }
         }
@@ -246,6 +279,7 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
                    int64_t steps, int64_t hidden, int num_threads) {
     const int64_t G = 4 * hidden;
     const int64_t blocks = (batch + kRows - 1) / kRows;
+    const RowWork<T> work = row_work<T>();
 #pragma omp parallel num_threads(num_threads)
     {
         // dh_next, dc_next: gradients reaching step t's state from step t + 1.
@@ -265,15 +299,15 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
                     const bool was_cut = cut(starts, b, t, steps);
                     const T *c_prev = t == 0 ? c0 + b * hidden
                                              : (was_cut ? zeros.data() : c + (row - 1) * hidden);
-                    cells_bwd(gates + row * G, c + row * hidden, c_prev, grad_y + row * hidden,
-                              &dh_next[r * hidden], &dc_next[r * hidden], &dpre[r * G],
-                              was_cut ? T(0) : T(1), hidden);
+                    work.cells_bwd(gates + row * G, c + row * hidden, c_prev, grad_y + row * hidden,
+                                   &dh_next[r * hidden], &dc_next[r * hidden], &dpre[r * G],
+                                   was_cut ? T(0) : T(1), hidden);
                     memcpy(grad_pre + row * G, &dpre[r * G], G * sizeof(T));
                 }
                 // dh_{t-1} = dpre_t W_hh, except where the state was cut before step t.
                 for (auto &v : dh_next)
                     v = T(0);
-                gemm(dh_next.data(), dpre.data(), w_hh, rows, G, hidden);
+                work.gemm(dh_next.data(), dpre.data(), w_hh, rows, G, hidden);
                 for (int64_t r = 0; r < rows; ++r)
                     if (cut(starts, b0 + r, t, steps))
                         memset(&dh_next[r * hidden], 0, hidden * sizeof(T));
@@ -291,14 +325,15 @@ template <typename T>
 void lstm_cell(const T *pre, const T *c_in, T *h_out, T *c_out, int64_t batch, int64_t hidden,
                int num_threads) {
     const int64_t G = 4 * hidden;
+    const RowWork<T> work = row_work<T>();
 #pragma omp parallel num_threads(num_threads)
     {
         std::vector<T> gates(G), h(hidden), c(hidden);
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < batch; ++b) {
             memcpy(c.data(), c_in + b * hidden, hidden * sizeof(T));
-            cells_fwd(pre + b * G, gates.data(), c_out + b * hidden, h_out + b * hidden, h.data(),
-                      c.data(), hidden);
+            work.cells_fwd(pre + b * G, gates.data(), c_out + b * hidden, h_out + b * hidden,
+                           h.data(), c.data(), hidden);
         }
     }
 }
@@ -364,6 +399,10 @@ void linear_scan_backward(const T *a, const T *h0, const T *h, const T *grad_h, 
                              num_threads);                                                         \
         return 0;                                                                                  \
     }
+
+extern "C" int puffer_cpu_vector_bits(void) {
+    return vector_bits();
+}
 
 PUFFER_SEQUENCE_CPU(float, f32)
 PUFFER_SEQUENCE_CPU(double, f64)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
 from puffer.kernels import (
     _lib,
+    cpu_vector_bits,
     linear_scan,
     linear_scan_reference,
     lstm_cell_inference,
@@ -192,3 +197,40 @@ def test_lstm_cell_inference_matches_torch(dtype: torch.dtype) -> None:
     h_grad, _ = lstm_cell_inference(x, h, c, *cell.parameters())
     assert h_grad.requires_grad
     assert_relative_close(h_grad.detach(), want[0])
+
+
+# Run in a child process: the width is chosen once per process, from the CPU and this variable.
+_AT_256_BITS = """
+import sys, torch
+from puffer.kernels import cpu_vector_bits
+sys.path.insert(0, sys.argv[2])
+from test_kernels_sequence import _width_outputs
+assert cpu_vector_bits() == 256, cpu_vector_bits()
+torch.save(_width_outputs(), sys.argv[1])
+"""
+
+
+def _width_outputs() -> list[torch.Tensor]:
+    """Every CPU LSTM output at this process's width: forward, backward, the rollout cell.
+    hidden 40: 64-byte vectors (16 floats) plus a tail; 24 rows: six 4-row blocks."""
+    torch.manual_seed(14)  # nn.LSTM's initial weights come from the global generator
+    leaves, starts = _lstm_inputs(24, 33, 12, 40, torch.float32, seed=14)
+    y, grads = _values_and_grads(lstm_sequence, leaves, starts, 15)
+    x, h0, c0, *weights = (t.detach() for t in leaves)
+    with torch.no_grad():
+        cell = lstm_cell_inference(x[:, 0], h0, c0, *weights)
+    return [y.detach(), *grads, *cell]
+
+
+@pytest.mark.skipif(
+    cpu_vector_bits() != 512, reason="this CPU has no AVX-512: the kernels run at 256 bits only"
+)
+def test_avx512_and_avx2_widths_give_the_same_numbers(tmp_path) -> None:
+    out = tmp_path / "w256.pt"
+    env = {**os.environ, "PUFFER_KERNELS_VECTOR_BITS": "256"}
+    here = os.path.dirname(__file__)
+    subprocess.run([sys.executable, "-c", _AT_256_BITS, str(out), here], env=env, check=True)
+    narrow = torch.load(out)
+    wide = _width_outputs()
+    for a, b in zip(wide, narrow, strict=True):
+        assert_relative_close(a, b, tolerance=1e-6)

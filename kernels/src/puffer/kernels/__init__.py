@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from puffer.kernels.ops import (
     KernelLaunchError,
+    cpu_vector_bits,
     kernel_libraries,
     puff_advantage_reference,
     segment_priorities_reference,
@@ -37,6 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "KernelLaunchError",
     "__version__",
+    "cpu_vector_bits",
     "kernel_libraries",
     "linear_scan",
     "linear_scan_reference",

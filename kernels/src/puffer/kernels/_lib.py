@@ -63,6 +63,8 @@ def library(device_type: str) -> ctypes.CDLL | None:
             fn.restype = ctypes.c_int
             fn.argtypes = [*args, last]
     if device_type == "cpu":
+        lib.puffer_cpu_vector_bits.restype = ctypes.c_int
+        lib.puffer_cpu_vector_bits.argtypes = []
         for suffix in ("f32", "f64"):
             cell = getattr(lib, f"puffer_lstm_cell_cpu_{suffix}")
             cell.restype = ctypes.c_int

@@ -43,6 +43,16 @@ def kernel_libraries() -> dict[str, str | None]:
     return {device: _lib.library_path(device) for device in ("cpu", "cuda")}
 
 
+def cpu_vector_bits() -> int | None:
+    """Vector width, in bits, of the CPU sequence kernels' row work: 512 where the CPU has
+    AVX-512 (about twice the speed of 256 on cores with two 512-bit FMA units), else 256; the
+    environment variable ``PUFFER_KERNELS_VECTOR_BITS=256`` (read once per process) keeps them at
+    256. The widths agree to float rounding (the last bit or two: the compiler contracts some
+    products into FMAs differently). None when the CPU library was not built."""
+    lib = _lib.library("cpu")
+    return None if lib is None else int(lib.puffer_cpu_vector_bits())
+
+
 def puff_advantage_reference(
     values: torch.Tensor,
     rewards: torch.Tensor,

@@ -73,11 +73,12 @@ const char *puffer_cuda_error_string(int error);
 PUFFER_SEQUENCE_DECLS(float, cpu_f32, int num_threads)
 PUFFER_SEQUENCE_DECLS(double, cpu_f64, int num_threads)
 /* One LSTM step for inference (CPU only; CUDA has torch's fused cell): pre (B, 4H) = x W_ih^T +
- * h W_hh^T + b_ih + b_hh, c_in (B, H) -> h_out, c_out (B, H). */
-int puffer_lstm_cell_cpu_f32(const float *pre, const float *c_in, float *h_out, float *c_out,
-                             int64_t batch, int64_t hidden, int num_threads);
-int puffer_lstm_cell_cpu_f64(const double *pre, const double *c_in, double *h_out, double *c_out,
-                             int64_t batch, int64_t hidden, int num_threads);
+ * h W_hh^T, bias (4H,) = b_ih + b_hh, c_in (B, H) -> h_out, c_out (B, H). */
+int puffer_lstm_cell_cpu_f32(const float *pre, const float *bias, const float *c_in, float *h_out,
+                             float *c_out, int64_t batch, int64_t hidden, int num_threads);
+int puffer_lstm_cell_cpu_f64(const double *pre, const double *bias, const double *c_in,
+                             double *h_out, double *c_out, int64_t batch, int64_t hidden,
+                             int num_threads);
 /* Vector width in bits (512 with AVX-512, else 256) of the CPU sequence kernels' row work; the
  * environment variable PUFFER_KERNELS_VECTOR_BITS=256 keeps them at 256. The widths agree to
  * float rounding. */

@@ -12,7 +12,7 @@
 namespace {
 
 // Rows of the batch stepped together: each weight row read from cache serves this many.
-constexpr int64_t kRows = 4;
+constexpr int64_t kRows = 8;
 
 // The row work (the recurrent product and the cells) runs on vectors of B bytes: 64 where the
 // CPU has AVX-512 (twice the lanes per instruction), else 32 (AVX2, or the compiler's lowering
@@ -81,23 +81,27 @@ __attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const 
                 out[r * n + j] += in[r * inner + k] * w[k * n + j];
 }
 
+// Tile rows per vector width: R x 2 accumulators and 2 weight vectors fill the registers (16
+// ymm with AVX2, 32 zmm with AVX-512); more rows per tile means fewer weight reads from L2.
+template <int B> constexpr int kTileRows = B == 64 ? 8 : 4;
+
+// A tile of exactly `rows` rows, 1 <= rows <= R.
+template <int R, int B, typename T>
+__attribute__((always_inline)) inline void gemm_tile_of(T *out, const T *in, const T *w,
+                                                        int64_t rows, int64_t inner, int64_t n) {
+    if constexpr (R > 1) {
+        if (rows < R) return gemm_tile_of<R - 1, B>(out, in, w, rows, inner, n);
+    }
+    gemm_tile<R, B>(out, in, w, inner, n);
+}
+
 template <int B, typename T>
 __attribute__((always_inline)) inline void gemm_rows(T *out, const T *in, const T *w, int64_t rows,
                                                      int64_t inner, int64_t n) {
-    static_assert(kRows == 4, "gemm_rows dispatches tiles of up to 4 rows");
-    switch (rows) {
-    case 4:
-        gemm_tile<4, B>(out, in, w, inner, n);
-        break;
-    case 3:
-        gemm_tile<3, B>(out, in, w, inner, n);
-        break;
-    case 2:
-        gemm_tile<2, B>(out, in, w, inner, n);
-        break;
-    default:
-        gemm_tile<1, B>(out, in, w, inner, n);
-        break;
+    constexpr int R = kTileRows<B>;
+    for (int64_t r0 = 0; r0 < rows; r0 += R) {
+        const int64_t m = rows - r0 < R ? rows - r0 : R;
+        gemm_tile_of<R, B>(out + r0 * n, in + r0 * inner, w, m, inner, n);
     }
 }
 
@@ -318,21 +322,24 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
     }
 }
 
-// One LSTM step for inference: the pre-activations (x W_ih^T + h W_hh^T + b, a BLAS product in
-// torch) go through the cell in one vectorized pass; torch.lstm_cell on CPU spends longer on its
-// separate elementwise passes than on the two products.
+// One LSTM step for inference: the products (x W_ih^T + h W_hh^T, BLAS in torch) plus the bias
+// go through the cell in one vectorized pass; torch.lstm_cell on CPU spends longer on its
+// separate elementwise passes than on the two products, and a bias added by torch costs a pass
+// of its own over the (B, 4H) block.
 template <typename T>
-void lstm_cell(const T *pre, const T *c_in, T *h_out, T *c_out, int64_t batch, int64_t hidden,
-               int num_threads) {
+void lstm_cell(const T *pre, const T *bias, const T *c_in, T *h_out, T *c_out, int64_t batch,
+               int64_t hidden, int num_threads) {
     const int64_t G = 4 * hidden;
     const RowWork<T> work = row_work<T>();
 #pragma omp parallel num_threads(num_threads)
     {
-        std::vector<T> gates(G), h(hidden), c(hidden);
+        std::vector<T> row(G), gates(G), h(hidden), c(hidden);
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < batch; ++b) {
+            for (int64_t j = 0; j < G; ++j)
+                row[j] = pre[b * G + j] + bias[j];
             memcpy(c.data(), c_in + b * hidden, hidden * sizeof(T));
-            work.cells_fwd(pre + b * G, gates.data(), c_out + b * hidden, h_out + b * hidden,
+            work.cells_fwd(row.data(), gates.data(), c_out + b * hidden, h_out + b * hidden,
                            h.data(), c.data(), hidden);
         }
     }
@@ -381,9 +388,10 @@ void linear_scan_backward(const T *a, const T *h0, const T *h, const T *grad_h, 
                       steps, hidden, num_threads);                                                 \
         return 0;                                                                                  \
     }                                                                                              \
-    extern "C" int puffer_lstm_cell_cpu_##SUFFIX(const T *pre, const T *c_in, T *h_out, T *c_out,  \
-                                                 int64_t batch, int64_t hidden, int num_threads) { \
-        lstm_cell(pre, c_in, h_out, c_out, batch, hidden, num_threads);                            \
+    extern "C" int puffer_lstm_cell_cpu_##SUFFIX(const T *pre, const T *bias, const T *c_in,       \
+                                                 T *h_out, T *c_out, int64_t batch,                \
+                                                 int64_t hidden, int num_threads) {                \
+        lstm_cell(pre, bias, c_in, h_out, c_out, batch, hidden, num_threads);                      \
         return 0;                                                                                  \
     }                                                                                              \
     extern "C" int puffer_linear_scan_cpu_##SUFFIX(const T *a, const T *b, const T *h0, T *h,      \

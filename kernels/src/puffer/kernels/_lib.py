@@ -68,7 +68,7 @@ def library(device_type: str) -> ctypes.CDLL | None:
         for suffix in ("f32", "f64"):
             cell = getattr(lib, f"puffer_lstm_cell_cpu_{suffix}")
             cell.restype = ctypes.c_int
-            cell.argtypes = [_ptr] * 4 + [ctypes.c_int64] * 2 + [last]
+            cell.argtypes = [_ptr] * 5 + [ctypes.c_int64] * 2 + [last]
     if device_type == "cuda":
         lib.puffer_cuda_error_string.restype = ctypes.c_char_p
         lib.puffer_cuda_error_string.argtypes = [ctypes.c_int]

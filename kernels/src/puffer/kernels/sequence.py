@@ -34,7 +34,7 @@ __all__ = [
 
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 # Batch rows stepped together by the CPU LSTM (kRows in sequence_cpu.cpp): the thread split unit.
-_LSTM_ROWS = 4
+_LSTM_ROWS = 8
 
 
 def _launch(name: str, device: torch.device, dtype: torch.dtype, rows: int, *args: object) -> None:
@@ -231,25 +231,27 @@ def lstm_sequence(
 
 
 @torch.library.custom_op("puffer::lstm_cell_inference", mutates_args=(), device_types="cpu")
-def _cell_op(pre: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
-    pre, c = pre.contiguous(), c.contiguous()
+def _cell_op(pre: Tensor, c: Tensor, bias: Tensor) -> tuple[Tensor, Tensor]:
+    pre, c, bias = pre.contiguous(), c.contiguous(), bias.contiguous()
     batch, hidden = c.shape
     h_out, c_out = torch.empty_like(c), torch.empty_like(c)
     lib = _lib.library("cpu")
     fn = getattr(lib, f"puffer_lstm_cell_cpu_{_SUFFIX[c.dtype]}")
-    fn(*_ptrs(pre, c, h_out, c_out), batch, hidden, max(1, min(torch.get_num_threads(), batch)))
+    threads = max(1, min(torch.get_num_threads(), batch))
+    fn(*_ptrs(pre, bias, c, h_out, c_out), batch, hidden, threads)
     return h_out, c_out
 
 
 @_cell_op.register_fake
-def _(pre: Tensor, c: Tensor):
+def _(pre: Tensor, c: Tensor, bias: Tensor):
     return torch.empty_like(c), torch.empty_like(c)
 
 
 def lstm_cell_inference(
     x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor
 ) -> tuple[Tensor, Tensor]:
-    """``torch.lstm_cell`` without gradients: two BLAS products, then the cell in one kernel pass.
+    """``torch.lstm_cell`` without gradients: two BLAS products, then the bias and the cell in one
+    kernel pass.
 
     Args:
         x: (B, I) input; h, c: (B, H) state; weights as ``torch.nn.LSTM``'s ``*_l0``.
@@ -270,8 +272,8 @@ def lstm_cell_inference(
     fast = x.device.type == "cpu" and x.dtype in _SUFFIX and _lib.library("cpu") is not None
     if not fast or (torch.is_grad_enabled() and any(t.requires_grad for t in (x, h, w_ih, w_hh))):
         return torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
-    pre = torch.addmm(b_ih + b_hh, x, w_ih.t())
-    return _cell_op(pre.addmm_(h, w_hh.t()), c)
+    pre = torch.mm(x, w_ih.t()).addmm_(h, w_hh.t())
+    return _cell_op(pre, c, b_ih + b_hh)
 
 
 # ---- linear scan ---------------------------------------------------------------------------

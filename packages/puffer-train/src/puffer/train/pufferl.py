@@ -32,6 +32,7 @@ from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
 from puffer.train.buffer import Cursor, RolloutBuffer
 from puffer.train.config import Config, Sizes, TrainConfig
+from puffer.train.host_memory import keep_freed_memory
 from puffer.train.metrics import MetricsSink
 from puffer.train.normalize import RewardScaler
 from puffer.train.optim import make_optimizer
@@ -164,6 +165,8 @@ class PuffeRL:
         if self.device.type == "cuda" and self.world_size > 1:
             self.device = torch.device("cuda", distributed.local_rank())
         apply_torch_threads(self.config)
+        if self.device.type == "cpu":
+            keep_freed_memory()  # no page faults on each pass's activations
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
         self.microbatch_segments = microbatch_segments(cfg, self.sizes, self.device)

@@ -127,6 +127,7 @@ def _lstm_forward_parts(args: argparse.Namespace) -> None:
     w_hh = 0.1 * torch.randn(4 * hidden, hidden)
     h0, c0 = 0.1 * torch.randn(b, hidden), 0.1 * torch.randn(b, hidden)
     starts = torch.rand(b, t) < args.reset_rate
+    bias = 0.1 * torch.randn(4 * hidden)
     w_t, h, pre = w_hh.T.contiguous(), torch.randn(b, hidden), torch.empty(b, 4 * hidden)
     pres = [torch.randn(b, 4 * hidden) for _ in range(t)]
 
@@ -136,10 +137,10 @@ def _lstm_forward_parts(args: argparse.Namespace) -> None:
 
     def cells() -> None:
         for step_pre in pres:
-            torch.ops.puffer.lstm_cell_inference(step_pre, c0)
+            torch.ops.puffer.lstm_cell_inference(step_pre, c0, bias)
 
     rows = {
-        "kernel forward": lambda: torch.ops.puffer.lstm_sequence(xproj, w_hh, h0, c0, starts),
+        "kernel forward": lambda: torch.ops.puffer.lstm_sequence(xproj, w_hh, h0, c0, starts, bias),
         f"{t} MKL products": products,
         f"{t} cell passes": cells,
     }

@@ -47,18 +47,19 @@ const char *puffer_cuda_error_string(int error);
  * such a step is zeroed (cut), except at t = 0, where h0/c0 are the stored, already cut, state.
  *
  * LSTM (torch.nn.LSTM gate order i, f, g, o), H hidden units:
- *   forward:  xproj (B, T, 4H) = x W_ih^T + b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H) ->
+ *   forward:  xproj (B, T, 4H) = x W_ih^T; bias (4H,) = b_ih + b_hh; w_hh (4H, H); h0, c0 (B, H) ->
  *             y (B, T, H) the h_t, c (B, T, H) the c_t, gates (B, T, 4H) the activations.
  *   backward: from forward's c and gates and grad_y = dL/dy ->
- *             grad_pre (B, T, 4H) = dL/dxproj (so dL/dW_hh = sum_t grad_pre_t^T h_{t-1} and
- *             dL/dW_ih, dL/dx follow by matrix products), grad_h0, grad_c0 (B, H).
+ *             grad_pre (B, T, 4H) = dL/dxproj (so dL/dW_hh = sum_t grad_pre_t^T h_{t-1},
+ *             dL/dbias = sum of grad_pre, and dL/dW_ih, dL/dx follow by matrix products),
+ *             grad_h0, grad_c0 (B, H).
  * Linear scan h_t = a_t h_{t-1} + b_t, width W (a_t = 0 cuts the state):
  *   forward:  a, b (B, T, W); h0 (B, W) -> h (B, T, W).
  *   backward: from a, h0, h and grad_h = dL/dh -> grad_a, grad_b (B, T, W), grad_h0 (B, W). */
 #define PUFFER_SEQUENCE_DECLS(T, SUFFIX, LAST)                                                     \
-    int puffer_lstm_forward_##SUFFIX(const T *xproj, const T *w_hh, const T *h0, const T *c0,      \
-                                     const uint8_t *starts, T *y, T *c, T *gates, int64_t batch,   \
-                                     int64_t steps, int64_t hidden, LAST);                         \
+    int puffer_lstm_forward_##SUFFIX(const T *xproj, const T *bias, const T *w_hh, const T *h0,    \
+                                     const T *c0, const uint8_t *starts, T *y, T *c, T *gates,     \
+                                     int64_t batch, int64_t steps, int64_t hidden, LAST);          \
     int puffer_lstm_backward_##SUFFIX(const T *w_hh, const T *c0, const uint8_t *starts,           \
                                       const T *c, const T *gates, const T *grad_y, T *grad_pre,    \
                                       T *grad_h0, T *grad_c0, int64_t batch, int64_t steps,        \

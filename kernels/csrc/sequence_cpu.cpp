@@ -239,9 +239,9 @@ inline bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) {
 }
 
 template <typename T>
-void lstm_forward(const T *xproj, const T *w_hh, const T *h0, const T *c0, const uint8_t *starts,
-                  T *y, T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden,
-                  int num_threads) {
+void lstm_forward(const T *xproj, const T *bias, const T *w_hh, const T *h0, const T *c0,
+                  const uint8_t *starts, T *y, T *c, T *gates, int64_t batch, int64_t steps,
+                  int64_t hidden, int num_threads) {
     const int64_t G = 4 * hidden;
     std::vector<T> w_t(G * hidden); // W_hh^T, (H, 4H): the step's product walks its rows
     for (int64_t j = 0; j < G; ++j)
@@ -264,7 +264,10 @@ void lstm_forward(const T *xproj, const T *w_hh, const T *h0, const T *c0, const
                         memset(&h_prev[r * hidden], 0, hidden * sizeof(T));
                         memset(&c_prev[r * hidden], 0, hidden * sizeof(T));
                     }
-                    memcpy(&pre[r * G], xproj + ((b0 + r) * steps + t) * G, G * sizeof(T));
+                    // The bias joins here, not as a pass of its own over the (B, T, 4H) input.
+                    const T *x = xproj + ((b0 + r) * steps + t) * G;
+                    for (int64_t j = 0; j < G; ++j)
+                        pre[r * G + j] = x[j] + bias[j];
                 }
                 work.gemm(pre.data(), h_prev.data(), w_t.data(), rows, hidden, G);
                 for (int64_t r = 0; r < rows; ++r) {
@@ -375,9 +378,11 @@ void linear_scan_backward(const T *a, const T *h0, const T *h, const T *grad_h, 
 
 #define PUFFER_SEQUENCE_CPU(T, SUFFIX)                                                             \
     extern "C" int puffer_lstm_forward_cpu_##SUFFIX(                                               \
-        const T *xproj, const T *w_hh, const T *h0, const T *c0, const uint8_t *starts, T *y,      \
-        T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden, int num_threads) {           \
-        lstm_forward(xproj, w_hh, h0, c0, starts, y, c, gates, batch, steps, hidden, num_threads); \
+        const T *xproj, const T *bias, const T *w_hh, const T *h0, const T *c0,                    \
+        const uint8_t *starts, T *y, T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden, \
+        int num_threads) {                                                                         \
+        lstm_forward(xproj, bias, w_hh, h0, c0, starts, y, c, gates, batch, steps, hidden,         \
+                     num_threads);                                                                 \
         return 0;                                                                                  \
     }                                                                                              \
     extern "C" int puffer_lstm_backward_cpu_##SUFFIX(                                              \

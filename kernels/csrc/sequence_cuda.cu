@@ -18,11 +18,11 @@ __device__ bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) 
 }
 
 template <typename T>
-__global__ void lstm_forward_kernel(const T *__restrict__ xproj, const T *__restrict__ w_hh,
-                                    const T *__restrict__ h0, const T *__restrict__ c0,
-                                    const uint8_t *__restrict__ starts, T *__restrict__ y,
-                                    T *__restrict__ c, T *__restrict__ gates, int64_t steps,
-                                    int64_t hidden) {
+__global__ void lstm_forward_kernel(const T *__restrict__ xproj, const T *__restrict__ bias,
+                                    const T *__restrict__ w_hh, const T *__restrict__ h0,
+                                    const T *__restrict__ c0, const uint8_t *__restrict__ starts,
+                                    T *__restrict__ y, T *__restrict__ c, T *__restrict__ gates,
+                                    int64_t steps, int64_t hidden) {
     extern __shared__ unsigned char shared[];
     T *h_prev = reinterpret_cast<T *>(shared); // (H)
     T *c_prev = h_prev + hidden;               // (H)
@@ -38,7 +38,7 @@ __global__ void lstm_forward_kernel(const T *__restrict__ xproj, const T *__rest
         const int64_t row = b * steps + t;
         // One gate unit per thread: its row of W_hh against h_{t-1} (zero after a cut).
         for (int64_t j = threadIdx.x; j < G; j += blockDim.x) {
-            T sum = xproj[row * G + j];
+            T sum = xproj[row * G + j] + bias[j];
             if (!was_cut) {
                 const T *w = w_hh + j * hidden;
                 for (int64_t k = 0; k < hidden; ++k)
@@ -147,14 +147,15 @@ unsigned scan_blocks(int64_t batch, int64_t width) {
 
 #define PUFFER_SEQUENCE_CUDA(T, SUFFIX)                                                            \
     extern "C" int puffer_lstm_forward_cuda_##SUFFIX(                                              \
-        const T *xproj, const T *w_hh, const T *h0, const T *c0, const uint8_t *starts, T *y,      \
-        T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden, void *stream) {              \
+        const T *xproj, const T *bias, const T *w_hh, const T *h0, const T *c0,                    \
+        const uint8_t *starts, T *y, T *c, T *gates, int64_t batch, int64_t steps, int64_t hidden, \
+        void *stream) {                                                                            \
         const size_t bytes = lstm_shared_bytes<T>(hidden);                                         \
         if (bytes > kSharedBytes) return static_cast<int>(cudaErrorInvalidValue);                  \
         if (batch == 0) return 0;                                                                  \
         lstm_forward_kernel<T><<<static_cast<unsigned>(batch), kLstmThreads, bytes,                \
-                                 static_cast<cudaStream_t>(stream)>>>(xproj, w_hh, h0, c0, starts, \
-                                                                      y, c, gates, steps, hidden); \
+                                 static_cast<cudaStream_t>(stream)>>>(                             \
+            xproj, bias, w_hh, h0, c0, starts, y, c, gates, steps, hidden);                        \
         return static_cast<int>(cudaGetLastError());                                               \
     }                                                                                              \
     extern "C" int puffer_lstm_backward_cuda_##SUFFIX(                                             \

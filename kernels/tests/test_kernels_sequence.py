@@ -118,8 +118,9 @@ OPCHECKS = ("test_schema", "test_autograd_registration", "test_faketensor")
 def test_sequence_ops_pass_opcheck() -> None:
     leaves, starts = _lstm_inputs(4, 7, 3, 8, torch.float64, seed=8)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh = (t.detach() for t in leaves)
-    xproj = torch.nn.functional.linear(x, w_ih, b_ih + b_hh).requires_grad_()
-    args = (xproj, w_hh.requires_grad_(), h0.requires_grad_(), c0.requires_grad_(), starts)
+    xproj = torch.nn.functional.linear(x, w_ih).requires_grad_()
+    bias = (b_ih + b_hh).requires_grad_()
+    args = (xproj, w_hh.requires_grad_(), h0.requires_grad_(), c0.requires_grad_(), starts, bias)
     torch.library.opcheck(torch.ops.puffer.lstm_sequence.default, args, test_utils=OPCHECKS)
     a, b = torch.rand(3, 5, 4, dtype=torch.float64), torch.randn(3, 5, 4, dtype=torch.float64)
     h0 = torch.randn(3, 4, dtype=torch.float64)
@@ -131,7 +132,7 @@ def test_threads_split_rows_without_changing_results() -> None:
     # 19 rows: three 8-row blocks, the last one short, spread over two OpenMP threads.
     leaves, starts = _lstm_inputs(19, 9, 4, 24, torch.float32, seed=9)
     x, h0, c0, w_ih, w_hh, b_ih, b_hh = (t.detach() for t in leaves)
-    xproj = torch.nn.functional.linear(x, w_ih, b_ih + b_hh)
+    xproj, bias = torch.nn.functional.linear(x, w_ih), b_ih + b_hh
     grad_y = torch.randn(19, 9, 24)
     a, b = torch.rand(19, 9, 24), torch.randn(19, 9, 24)
     ops = torch.ops.puffer
@@ -140,7 +141,7 @@ def test_threads_split_rows_without_changing_results() -> None:
     for n in (1, 2):
         torch.set_num_threads(n)
         try:
-            y, c, gates = ops.lstm_sequence(xproj, w_hh, h0, c0, starts)
+            y, c, gates = ops.lstm_sequence(xproj, w_hh, h0, c0, starts, bias)
             backward = ops.lstm_sequence_backward(w_hh, c0, starts, c, gates, grad_y)
             h = ops.linear_scan(a, b, h0)
             results.append([y, c, gates, *backward, h, *ops.linear_scan_backward(a, h0, h, h)])

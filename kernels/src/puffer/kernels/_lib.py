@@ -22,7 +22,7 @@ _PRIORITY_ARGS = [_ptr, _ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
 _sizes = [ctypes.c_int64] * 3  # batch, steps, hidden or width
 # The sequence kernels exist as _f32 and _f64; every pointer is a c_void_p.
 _SEQUENCE_ARGS = {
-    "lstm_forward": [_ptr] * 8 + _sizes,
+    "lstm_forward": [_ptr] * 9 + _sizes,
     "lstm_backward": [_ptr] * 9 + _sizes,
     "linear_scan": [_ptr] * 4 + _sizes,
     "linear_scan_backward": [_ptr] * 7 + _sizes,

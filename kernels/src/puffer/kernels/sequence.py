@@ -76,22 +76,22 @@ def _ptrs(*tensors: Tensor) -> list[int]:
 
 @torch.library.custom_op("puffer::lstm_sequence", mutates_args=(), device_types=("cpu", "cuda"))
 def _lstm_op(
-    xproj: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor, starts: Tensor
+    xproj: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor, starts: Tensor, bias: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
     batch, steps, gates4 = xproj.shape
     hidden = gates4 // 4
-    xproj, w_hh, h0, c0 = (t.contiguous() for t in (xproj, w_hh, h0, c0))
+    xproj, w_hh, h0, c0, bias = (t.contiguous() for t in (xproj, w_hh, h0, c0, bias))
     flags = starts.contiguous().view(torch.uint8)
     y = xproj.new_empty(batch, steps, hidden)
     c = torch.empty_like(y)
     gates = torch.empty_like(xproj)
-    args = [*_ptrs(xproj, w_hh, h0, c0, flags, y, c, gates), batch, steps, hidden]
+    args = [*_ptrs(xproj, bias, w_hh, h0, c0, flags, y, c, gates), batch, steps, hidden]
     _launch("lstm_forward", xproj.device, xproj.dtype, -(-batch // _LSTM_ROWS), *args)
     return y, c, gates
 
 
 @_lstm_op.register_fake
-def _(xproj: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor, starts: Tensor):
+def _(xproj: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor, starts: Tensor, bias: Tensor):
     batch, steps, gates4 = xproj.shape
     y = xproj.new_empty(batch, steps, gates4 // 4)
     return y, torch.empty_like(y), torch.empty_like(xproj)
@@ -120,7 +120,7 @@ def _(w_hh: Tensor, c0: Tensor, starts: Tensor, c: Tensor, gates: Tensor, grad_y
 
 
 def _lstm_setup_context(ctx, inputs, output) -> None:
-    _, w_hh, h0, c0, starts = inputs
+    _, w_hh, h0, c0, starts, _ = inputs
     y, c, gates = output
     ctx.save_for_backward(w_hh, h0, c0, starts, y, c, gates)
     ctx.mark_non_differentiable(c, gates)
@@ -139,7 +139,8 @@ def _lstm_backward(ctx, grad_y: Tensor, _grad_c: Tensor, _grad_gates: Tensor):
     h_prev = torch.cat([h0.unsqueeze(1), y[:, :-1]], dim=1) * keep.unsqueeze(-1).to(y.dtype)
     hidden = h0.shape[-1]
     grad_w_hh = grad_pre.reshape(-1, 4 * hidden).T @ h_prev.reshape(-1, hidden)
-    return grad_pre, grad_w_hh, grad_h0, grad_c0, None
+    grad_bias = grad_pre.sum((0, 1)) if ctx.needs_input_grad[5] else None
+    return grad_pre, grad_w_hh, grad_h0, grad_c0, None, grad_bias
 
 
 _lstm_op.register_autograd(_lstm_backward, setup_context=_lstm_setup_context)
@@ -225,8 +226,9 @@ def lstm_sequence(
     if not _has_kernel(x):
         return lstm_sequence_reference(x, h0, c0, starts, w_ih, w_hh, b_ih, b_hh)
     # The input projection for every step at once: one matrix product, outside the time loop.
-    xproj = torch.nn.functional.linear(x, w_ih, b_ih + b_hh)
-    y, _, _ = _lstm_op(xproj, w_hh, h0, c0, starts.bool())
+    # The kernel adds the bias as it reads each step's row (a broadcast copy here costs a pass).
+    xproj = torch.nn.functional.linear(x, w_ih)
+    y, _, _ = _lstm_op(xproj, w_hh, h0, c0, starts.bool(), b_ih + b_hh)
     return y
 
 

@@ -8,6 +8,7 @@ import torch
 from gymnasium import spaces
 
 from puffer.core import APIUsageError, GymnasiumPufferEnv
+from puffer.kernels import lstm_sequence
 from puffer.train import PolicyConfig, make_policy
 from puffer.train.optim import muon_parameters
 from puffer.train.policies import (
@@ -16,6 +17,7 @@ from puffer.train.policies import (
     LSTMCore,
     MinGRUCore,
     MixedHead,
+    recurrent,
 )
 from puffer.train.policies.recurrent import mingru_sequence_reference
 
@@ -233,3 +235,22 @@ def test_muon_gets_hidden_matrices_only() -> None:
         "core.lstm.weight_hh_l0",
     }
     assert len(muon) + len(rest) == len(list(policy.parameters()))
+
+
+@pytest.mark.parametrize(("bits", "kernel_calls"), [(512, 1), (256, 0)])
+def test_lstm_without_resets_runs_the_faster_path(monkeypatch, bits: int, kernel_calls: int):
+    # No episode boundary inside: nn.LSTM is faster than the kernel at 256 bits, slower at 512.
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return lstm_sequence(*args)
+
+    monkeypatch.setattr(recurrent, "cpu_vector_bits", lambda: bits)
+    monkeypatch.setattr(recurrent, "lstm_sequence", counted)
+    core = LSTMCore(8)
+    x = torch.randn(3, 5, 8)
+    quiet = torch.zeros(3, 5, dtype=torch.bool)
+    y = core.sequence(x, core.initial_state(3, torch.device("cpu")), quiet)
+    assert len(calls) == kernel_calls
+    torch.testing.assert_close(y, core.lstm(x)[0], rtol=1e-5, atol=1e-6)

@@ -8,7 +8,7 @@ sees one node per sequence instead of T steps:
 
 - ``lstm_sequence``: ``torch.nn.LSTM``'s cell (gate order i, f, g, o) over the sequence. The
   input projection x W_ih^T and the weight gradients are single matrix products in torch; the
-  kernel runs the recurrent part (h_{t-1} W_hh^T, the cell, and their backward).
+  kernel runs the recurrent part (the bias, h_{t-1} W_hh^T, the cell, and their backward).
 - ``linear_scan``: h_t = a_t h_{t-1} + b_t (the MinGRU recurrence: a_t = 0 cuts the state).
 
 Each has a pure-torch reference with a Python time loop (``*_reference``) that the tests hold

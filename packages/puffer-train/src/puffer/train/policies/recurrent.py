@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from puffer.kernels import linear_scan, lstm_cell_inference, lstm_sequence
+from puffer.kernels import cpu_vector_bits, linear_scan, lstm_cell_inference, lstm_sequence
 
 __all__ = ["LSTMCore", "MinGRUCore", "mingru_sequence_reference"]
 
@@ -51,14 +51,19 @@ class LSTMCore(nn.Module):
     def sequence(self, x: Tensor, state: State, starts: Tensor) -> Tensor:
         """x (B, T, H), segment-start state, starts (B, T) bool -> y (B, T, H)."""
         h, c = state
-        # Host-device sync: one bool per minibatch picks torch's fused nn.LSTM when no episode
-        # boundary falls inside any segment (faster than the kernel with resets: README).
-        if not bool(starts[:, 1:].any()):
+        # torch's fused nn.LSTM beats the kernel where no episode boundary falls inside any
+        # segment, except on CPUs with AVX-512, where the kernel's 512-bit row work is faster
+        # (puffer-train README). Host-device sync: one bool per minibatch to choose.
+        if _fused_lstm_is_faster(x) and not bool(starts[:, 1:].any()):
             y, _ = self.lstm(x, (h.unsqueeze(0), c.unsqueeze(0)))
             return y
         lstm = self.lstm
         weights = (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
         return lstm_sequence(x, h, c, starts, *weights)
+
+
+def _fused_lstm_is_faster(x: Tensor) -> bool:
+    return x.device.type != "cpu" or cpu_vector_bits() != 512
 
 
 def _phi(z: Tensor) -> Tensor:

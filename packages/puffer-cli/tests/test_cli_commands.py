@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from puffer.cli import __version__
+from puffer.cli.commands._common import console
 from puffer.cli.commands.sweep import slot_env
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
@@ -211,3 +212,11 @@ def test_sweep_slots_share_the_cores(monkeypatch) -> None:
     assert slot_env(10 * usable_cores()) == {"OMP_NUM_THREADS": "1"}
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     assert slot_env(2) == {}
+
+
+def test_a_long_result_line_is_printed_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # A run's path makes result lines longer than the 80 columns a pipe gets; scripts and
+    # tests grep them, so the console must not break them (CI failed on "vs\nrandom").
+    line = "experiments/" + "x" * 70 + "/checkpoint.pt vs random: 4 games, 1 wins"
+    console.print(line)
+    assert capsys.readouterr().out == line + "\n"

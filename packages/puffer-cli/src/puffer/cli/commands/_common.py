@@ -29,8 +29,10 @@ __all__ = [
     "resolve_config",
 ]
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Soft wrap: a line is never broken at the console's width (80 columns when piped), so a
+# result line stays one line for whoever greps it; tables still fit the width.
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 # Subcommands that read a config accept any `--section.key value` after their own options.
 OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -60,7 +62,7 @@ def reported_errors() -> Iterator[None]:
     except (PufferError, SweepError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         message = Text.assemble(("error:", "bold red"), " ", "; ".join(lines))
-        err_console.print(message, soft_wrap=True)
+        err_console.print(message)
         raise typer.Exit(2) from error
 
 

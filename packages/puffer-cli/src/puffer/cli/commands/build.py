@@ -78,7 +78,7 @@ def build(
         _check_ocean_env(env)
         command = build_command(ocean_source_dir())
         sanitize = "ON" if debug else "OFF"
-        console.print(f"PUFFER_SANITIZE={sanitize} {' '.join(command)}", soft_wrap=True)
+        console.print(f"PUFFER_SANITIZE={sanitize} {' '.join(command)}")
         if dry_run:
             return
         done = subprocess.run(command, env={**os.environ, "PUFFER_SANITIZE": sanitize})

@@ -49,10 +49,10 @@ def dashboard(
             )
         if export_dir is not None:
             index = export(data_dir, export_dir)
-            console.print(f"dashboard of {data_dir} written; open {index}", soft_wrap=True)
+            console.print(f"dashboard of {data_dir} written; open {index}")
             return
         server = DashboardServer(data_dir, port=port, refresh=refresh)
-    console.print(f"dashboard of {data_dir}: {server.url}  (Ctrl-C stops)", soft_wrap=True)
+    console.print(f"dashboard of {data_dir}: {server.url}  (Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:

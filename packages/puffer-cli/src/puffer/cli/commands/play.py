@@ -75,9 +75,7 @@ def play(
             else:
                 others = RandomOthers(instance, seed)
             mode = "real time" if keys.realtime else "one step per key press"
-            console.print(
-                f"{env} ({mode}); keys: {keys.legend()}; Escape or q quits", soft_wrap=True
-            )
+            console.print(f"{env} ({mode}); keys: {keys.legend()}; Escape or q quits")
             window = PlayWindow(f"puffer play {env}", scale)
             score = _play(instance, keys, others, window, writer, fps, max_steps, seed)
         finally:
@@ -90,10 +88,9 @@ def play(
     console.print(
         f"played {score.step} steps; episode returns: {finished}; "
         f"return so far {score.episode_return:.3g}",
-        soft_wrap=True,
     )
     if writer is not None:
-        console.print(f"recording: {writer.path} ({len(writer.frames)} frames)", soft_wrap=True)
+        console.print(f"recording: {writer.path} ({len(writer.frames)} frames)")
 
 
 def _play(

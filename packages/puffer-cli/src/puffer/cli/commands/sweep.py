@@ -128,7 +128,6 @@ def _print_summary(summary: SweepSummary, metric: str, store: Path) -> None:
     console.print(
         f"{len(summary.runs)} runs, {summary.num_failed} failed, total cost "
         f"{summary.total_cost:.1f}s; every run is in {store}",
-        soft_wrap=True,
     )
 
 

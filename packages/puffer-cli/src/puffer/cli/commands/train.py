@@ -65,12 +65,10 @@ def train(
                 console.print(
                     f"\nstopped by {signal.Signals(stopped.signum).name} at step "
                     f"{stopped.global_step:,}; checkpoint: {stopped.paths.checkpoint}",
-                    soft_wrap=True,
                     markup=False,
                 )
                 console.print(
                     f"resume it: {resume_command(env, config, ctx.args, stopped.paths)}",
-                    soft_wrap=True,
                     markup=False,
                 )
             raise typer.Exit(128 + stopped.signum) from None
@@ -93,8 +91,8 @@ def train(
         f"done: {result.global_step:,} steps in {result.epochs} epochs"
         + (f"; last 100 episodes: {stats}" if stats else "")
     )
-    console.print(f"model: {paths.checkpoint}", soft_wrap=True)
-    console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}", soft_wrap=True)
+    console.print(f"model: {paths.checkpoint}")
+    console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}")
 
 
 # The keys `resume_command` sets itself.

@@ -86,7 +86,7 @@ def policy_player(policy: Policy, greedy: bool = True) -> Player:
             params, _, _ = policy.forward_eval(obs, policy.initial_state(1, device))
             if greedy:
                 return int(params.masked_fill(~mask, -torch.inf).argmax(-1))
-            action, _, _ = policy.head.sample(params, mask)
+            action, _ = policy.head.sample(params, mask)
         return int(action)
 
     return play

@@ -220,7 +220,7 @@ class Rollout:
         """
         start = time.perf_counter()
         with torch.no_grad():
-            action, logprob, _ = self.policy.head.sample(step.params, step.action_masks)
+            action, logprob = self.policy.head.sample(step.params, step.action_masks)
         self.times["rollout"] += time.perf_counter() - start
         return action, logprob
 

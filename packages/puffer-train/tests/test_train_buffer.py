@@ -19,6 +19,7 @@ from puffer.train import (
     make_policy,
     train,
 )
+from puffer.train.buffer import ObservationWriter
 from puffer.train.run import make_vecenv
 from puffer.vector import Serial
 
@@ -174,3 +175,28 @@ def test_sizes_validate_with_numbers() -> None:
         4,
         3,
     )
+
+
+@pytest.mark.parametrize("row", [(3,), (1024,)])  # staged; 4 KiB rows are written directly
+def test_staged_observation_writes_equal_direct_writes(row: tuple[int, ...]) -> None:
+    """Lockstep steps (slice rows) are staged four at a time; a step that breaks the run (other
+    rows, a gap in t, tensor indices of async envs) writes what is staged first, so the buffer
+    ends as if every step had been written directly, in order."""
+    gen = torch.Generator().manual_seed(0)
+    segments, horizon, n = 9, 10, 3
+    direct = torch.zeros(segments, horizon, *row)
+    staged = torch.zeros(segments, horizon, *row)
+    writer = ObservationWriter(staged, group=4)
+    assert writer.group == (4 if row == (3,) else 1)
+    steps = [(slice(0, n), t) for t in range(horizon)]  # a chunk: 4 + 4 + a group cut at 2
+    steps += [(slice(n, 2 * n), t) for t in range(6)]  # cut short by the async rows below,
+    steps += [(torch.tensor([3, 4, 8]), torch.tensor([5, 5, 1]))]  # which overwrite staged t=5
+
+    steps += [(slice(n, 2 * n), t) for t in (6, 7, 9)]  # 6 and 7 are not a group's start
+    steps += [(slice(2 * n, 3 * n), t) for t in (4, 5, 6, 7, 8)]
+    for index in steps:
+        obs = torch.randn(n, *row, generator=gen)
+        direct[index] = obs
+        writer.store(index, obs)
+    writer.flush()
+    torch.testing.assert_close(staged, direct, rtol=0, atol=0)

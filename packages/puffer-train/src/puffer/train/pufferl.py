@@ -30,7 +30,7 @@ from puffer.core import APIUsageError, PufferError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
-from puffer.train.buffer import Cursor, RolloutBuffer
+from puffer.train.buffer import Cursor, ObservationWriter, RolloutBuffer
 from puffer.train.config import Config, Sizes, TrainConfig
 from puffer.train.host_memory import keep_freed_memory
 from puffer.train.metrics import MetricsSink
@@ -119,6 +119,13 @@ def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) ->
     return max(1, min(steps // sizes.horizon, whole))
 
 
+# Lockstep steps whose observations are staged and written to the buffer together on the CPU
+# (`ObservationWriter`). Ocean breakout, 1,024 rows of 472 bytes, in the trainer: 92 us per
+# step with staging and 146 without, and the MLP's evaluate() 69-70 ms against 74 ms per
+# epoch; groups of 8 and 16 are no faster.
+CPU_OBS_GROUP = 4
+
+
 class DivergedError(PufferError):
     """An update made a loss or the gradient norm NaN or infinite (checked once per epoch)."""
 
@@ -203,6 +210,9 @@ class PuffeRL:
             mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
         self.cursor = Cursor(self.sizes, self.device)
+        self.obs_writer = ObservationWriter(
+            self.buffer.observations, CPU_OBS_GROUP if self.device.type == "cpu" else 1
+        )
         # The envs are reset by the first evaluate(), after a resume has had its say.
         self._started = False
 
@@ -227,6 +237,7 @@ class PuffeRL:
             if closing is not None:
                 self.buffer.next_values[closing] = step.value
             if self.cursor.done:
+                self.obs_writer.flush()
                 # The epoch is full: hold this reply unsent; the next epoch acts on it with the
                 # updated policy.
                 self.rollout.hold(step)
@@ -277,7 +288,7 @@ class PuffeRL:
         action, logprob = self.rollout.sample(step)
         index, opens = self.cursor.store_index(step.ids)
         buf = self.buffer
-        buf.observations[index] = step.obs
+        self.obs_writer.store(index, step.obs)
         buf.actions[index] = action
         buf.logprobs[index] = logprob
         buf.values[index] = step.value

@@ -2,7 +2,8 @@
 
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
 collected per wall-clock second while training. Every trainer runs `--epochs` epochs after one
-warm-up epoch, `--repeats` times; the medians are printed with their ratios. Rows:
+warm-up epoch, `--repeats` times; the medians are printed with their ratios, then each
+trainer's repeats (sorted, with their spread). Rows:
 
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
@@ -346,6 +347,12 @@ def main() -> None:
             else:
                 line += f" | {name}: not run (--pufferlib DIR / --device cpu)"
         print(line)
+    # The machine's speed drifts between repeats (a shared VM's by up to a third): each
+    # trainer's repeats, so a ratio can be read against its own noise.
+    for name, runs in results.items():
+        each = sorted(r[0] for r in runs)
+        spread = each[-1] / each[0] - 1
+        print(f"repeats {name}: " + " ".join(f"{x:,.0f}" for x in each) + f" (spread {spread:.0%})")
     if args.split:
         for name, runs in results.items():
             if name in CASES:

@@ -89,11 +89,15 @@ class CategoricalHead(ActionHead):
         grid[..., self._index] = params
         return grid.view(*params.shape[:-1], len(self.nvec), self._width)
 
+    @staticmethod
+    def _logprob(logp_all: Tensor, action: Tensor) -> Tensor:
+        """(...,) log-probability of `action` ((..., branches)), summed over branches."""
+        return logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1).sum(-1)
+
     def _stats(self, logits: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
         logp_all = torch.log_softmax(logits, dim=-1)
-        logprob = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1).sum(-1)
         entropy = -(logp_all.exp() * logp_all).sum(-1).sum(-1)
-        return logprob, entropy
+        return self._logprob(logp_all, action), entropy
 
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         logp_all = torch.log_softmax(self._grid(params, action_mask), dim=-1)
@@ -105,8 +109,7 @@ class CategoricalHead(ActionHead):
         # Non-finite logits surface as a non-finite loss, which `PuffeRL.train` refuses.
         race = torch.empty_like(logp_all).uniform_(torch.finfo(logp_all.dtype).tiny, 1.0)
         action = (logp_all - race.log_().neg_().log_()).argmax(-1)
-        logprob = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1).sum(-1)
-        return (action.squeeze(-1) if self.scalar else action), logprob
+        return (action.squeeze(-1) if self.scalar else action), self._logprob(logp_all, action)
 
     def evaluate(
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None

@@ -47,38 +47,52 @@ template <typename T, typename V> __attribute__((always_inline)) inline void sto
     memcpy(p, &v, sizeof v);
 }
 
-// out[r, :n] += sum_k in[r, k] * w[k, :n] for r < R; w is (inner, n) row-major. A tile of R rows
-// by two vectors accumulates in registers over k, so each loaded weight vector feeds R FMAs
+// The row product out[r, :n] += sum_k in[r, k] * W[k, :n] reads W (inner, n) packed in panels:
+// panel p holds the columns [p P, (p + 1) P), P = two vectors, for every k in turn, so a register
+// tile walks 2 B contiguous bytes per k. Read from a row-major W the tile's two vectors for one k
+// sit a whole row apart (4H floats, 2 KiB at H = 128) and every k of a tile falls in the same few
+// L1 sets (packed: forward 4 %, backward 2 % faster, interleaved runs on a 2-core AVX-512 Xeon).
+// Columns past the last full panel follow the panels row-major, (inner, n mod P).
+template <typename T, typename At>
+std::vector<T> pack_panels(int64_t inner, int64_t n, int64_t panel, At at) {
+    std::vector<T> packed(inner * n);
+    const int64_t panels = n / panel, tail = n - panels * panel;
+    for (int64_t p = 0; p < panels; ++p)
+        for (int64_t k = 0; k < inner; ++k)
+            for (int64_t j = 0; j < panel; ++j)
+                packed[(p * inner + k) * panel + j] = at(k, p * panel + j);
+    T *rest = packed.data() + panels * panel * inner;
+    for (int64_t k = 0; k < inner; ++k)
+        for (int64_t j = 0; j < tail; ++j)
+            rest[k * tail + j] = at(k, panels * panel + j);
+    return packed;
+}
+
+// One panel of R rows: out[r, :P] += sum_k in[r, k] * panel[k, :P] for r < R, out rows n apart.
+// The R x 2 accumulators stay in registers over k, so each loaded weight vector feeds R FMAs
 // instead of one load-FMA-store per element.
 template <int R, int B, typename T>
 __attribute__((always_inline)) inline void gemm_tile(T *__restrict__ out, const T *__restrict__ in,
-                                                     const T *__restrict__ w, int64_t inner,
+                                                     const T *__restrict__ panel, int64_t inner,
                                                      int64_t n) {
     constexpr int64_t L = B / sizeof(T);
-    int64_t j0 = 0;
-    for (; j0 + 2 * L <= n; j0 += 2 * L) {
-        Vec<T, B> acc[R][2];
+    Vec<T, B> acc[R][2];
+    for (int r = 0; r < R; ++r) {
+        acc[r][0] = load<B>(out + r * n);
+        acc[r][1] = load<B>(out + r * n + L);
+    }
+    for (int64_t k = 0; k < inner; ++k) {
+        const Vec<T, B> w0 = load<B>(panel + k * 2 * L), w1 = load<B>(panel + k * 2 * L + L);
         for (int r = 0; r < R; ++r) {
-            acc[r][0] = load<B>(out + r * n + j0);
-            acc[r][1] = load<B>(out + r * n + j0 + L);
-        }
-        for (int64_t k = 0; k < inner; ++k) {
-            const Vec<T, B> w0 = load<B>(w + k * n + j0), w1 = load<B>(w + k * n + j0 + L);
-            for (int r = 0; r < R; ++r) {
-                const T x = in[r * inner + k];
-                acc[r][0] += x * w0;
-                acc[r][1] += x * w1;
-            }
-        }
-        for (int r = 0; r < R; ++r) {
-            store(out + r * n + j0, acc[r][0]);
-            store(out + r * n + j0 + L, acc[r][1]);
+            const T x = in[r * inner + k];
+            acc[r][0] += x * w0;
+            acc[r][1] += x * w1;
         }
     }
-    for (int64_t k = 0; k < inner && j0 < n; ++k) // columns past the last full tile
-        for (int r = 0; r < R; ++r)
-            for (int64_t j = j0; j < n; ++j)
-                out[r * n + j] += in[r * inner + k] * w[k * n + j];
+    for (int r = 0; r < R; ++r) {
+        store(out + r * n, acc[r][0]);
+        store(out + r * n + L, acc[r][1]);
+    }
 }
 
 // Tile rows per vector width: R x 2 accumulators and 2 weight vectors fill the registers (16
@@ -87,21 +101,31 @@ template <int B> constexpr int kTileRows = B == 64 ? 8 : 4;
 
 // A tile of exactly `rows` rows, 1 <= rows <= R.
 template <int R, int B, typename T>
-__attribute__((always_inline)) inline void gemm_tile_of(T *out, const T *in, const T *w,
+__attribute__((always_inline)) inline void gemm_tile_of(T *out, const T *in, const T *panel,
                                                         int64_t rows, int64_t inner, int64_t n) {
     if constexpr (R > 1) {
-        if (rows < R) return gemm_tile_of<R - 1, B>(out, in, w, rows, inner, n);
+        if (rows < R) return gemm_tile_of<R - 1, B>(out, in, panel, rows, inner, n);
     }
-    gemm_tile<R, B>(out, in, w, inner, n);
+    gemm_tile<R, B>(out, in, panel, inner, n);
 }
 
+// out (rows, n) += in (rows, inner) @ W, W packed by pack_panels with panels of 2 B bytes.
 template <int B, typename T>
 __attribute__((always_inline)) inline void gemm_rows(T *out, const T *in, const T *w, int64_t rows,
                                                      int64_t inner, int64_t n) {
     constexpr int R = kTileRows<B>;
+    constexpr int64_t P = 2 * B / sizeof(T);
+    const int64_t panels = n / P, tail = n - panels * P;
+    const T *rest = w + panels * P * inner;
     for (int64_t r0 = 0; r0 < rows; r0 += R) {
         const int64_t m = rows - r0 < R ? rows - r0 : R;
-        gemm_tile_of<R, B>(out + r0 * n, in + r0 * inner, w, m, inner, n);
+        for (int64_t p = 0; p < panels; ++p)
+            gemm_tile_of<R, B>(out + r0 * n + p * P, in + r0 * inner, w + p * P * inner, m, inner,
+                               n);
+        for (int64_t k = 0; k < inner && tail; ++k)
+            for (int64_t r = r0; r < r0 + m; ++r)
+                for (int64_t j = 0; j < tail; ++j)
+                    out[r * n + panels * P + j] += in[r * inner + k] * rest[k * tail + j];
     }
 }
 
@@ -216,6 +240,7 @@ int vector_bits() {
 
 // The row work of dtype T at the width vector_bits() picked.
 template <typename T> struct RowWork {
+    int64_t panel; // gemm's panel width in elements (pack_panels)
     void (*gemm)(T *out, const T *in, const T *w, int64_t rows, int64_t inner, int64_t n);
     void (*cells_fwd)(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,
                       int64_t hidden);
@@ -225,12 +250,12 @@ template <typename T> struct RowWork {
 
 template <typename T> RowWork<T> row_work();
 template <> RowWork<float> row_work() {
-    if (vector_bits() == 512) return {gemm_f32_w64, cells_fwd_f32_w64, cells_bwd_f32_w64};
-    return {gemm_f32_w32, cells_fwd_f32_w32, cells_bwd_f32_w32};
+    if (vector_bits() == 512) return {32, gemm_f32_w64, cells_fwd_f32_w64, cells_bwd_f32_w64};
+    return {16, gemm_f32_w32, cells_fwd_f32_w32, cells_bwd_f32_w32};
 }
 template <> RowWork<double> row_work() {
-    if (vector_bits() == 512) return {gemm_f64_w64, cells_fwd_f64_w64, cells_bwd_f64_w64};
-    return {gemm_f64_w32, cells_fwd_f64_w32, cells_bwd_f64_w32};
+    if (vector_bits() == 512) return {16, gemm_f64_w64, cells_fwd_f64_w64, cells_bwd_f64_w64};
+    return {8, gemm_f64_w32, cells_fwd_f64_w32, cells_bwd_f64_w32};
 }
 
 // A step's state is cut (zeroed) when an episode began at it; t = 0 uses the stored state as is.
@@ -243,12 +268,11 @@ void lstm_forward(const T *xproj, const T *bias, const T *w_hh, const T *h0, con
                   const uint8_t *starts, T *y, T *c, T *gates, int64_t batch, int64_t steps,
                   int64_t hidden, int num_threads) {
     const int64_t G = 4 * hidden;
-    std::vector<T> w_t(G * hidden); // W_hh^T, (H, 4H): the step's product walks its rows
-    for (int64_t j = 0; j < G; ++j)
-        for (int64_t k = 0; k < hidden; ++k)
-            w_t[k * G + j] = w_hh[j * hidden + k];
     const int64_t blocks = (batch + kRows - 1) / kRows;
     const RowWork<T> work = row_work<T>();
+    // W_hh^T, (H, 4H): the step's product h_{t-1} W_hh^T.
+    const std::vector<T> w_t = pack_panels<T>(
+        hidden, G, work.panel, [&](int64_t k, int64_t j) { return w_hh[j * hidden + k]; });
 #pragma omp parallel num_threads(num_threads)
     {
         std::vector<T> h_prev(kRows * hidden), c_prev(kRows * hidden), pre(kRows * G);
@@ -287,6 +311,9 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
     const int64_t G = 4 * hidden;
     const int64_t blocks = (batch + kRows - 1) / kRows;
     const RowWork<T> work = row_work<T>();
+    // W_hh, (4H, H): the step's product dh_{t-1} = dpre_t W_hh.
+    const std::vector<T> w = pack_panels<T>(
+        G, hidden, work.panel, [&](int64_t k, int64_t j) { return w_hh[k * hidden + j]; });
 #pragma omp parallel num_threads(num_threads)
     {
         // dh_next, dc_next: gradients reaching step t's state from step t + 1.
@@ -314,7 +341,7 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
                 // dh_{t-1} = dpre_t W_hh, except where the state was cut before step t.
                 for (auto &v : dh_next)
                     v = T(0);
-                work.gemm(dh_next.data(), dpre.data(), w_hh, rows, G, hidden);
+                work.gemm(dh_next.data(), dpre.data(), w.data(), rows, G, hidden);
                 for (int64_t r = 0; r < rows; ++r)
                     if (cut(starts, b0 + r, t, steps))
                         memset(&dh_next[r * hidden], 0, hidden * sizeof(T));

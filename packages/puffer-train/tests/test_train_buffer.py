@@ -19,7 +19,7 @@ from puffer.train import (
     make_policy,
     train,
 )
-from puffer.train.buffer import ObservationWriter
+from puffer.train.buffer import PER_STEP, ObservationWriter, RolloutBuffer
 from puffer.train.run import make_vecenv
 from puffer.vector import Serial
 
@@ -200,3 +200,28 @@ def test_staged_observation_writes_equal_direct_writes(row: tuple[int, ...]) -> 
         writer.store(index, obs)
     writer.flush()
     torch.testing.assert_close(staged, direct, rtol=0, atol=0)
+
+
+def test_time_major_twin_hands_over_what_was_written() -> None:
+    """The rollout writes steps into the twin (slices of a lockstep step, tensor indices of
+    async envs); after `copy_steps_from` the buffer holds what direct writes would have left."""
+    gen = torch.Generator().manual_seed(1)
+    sizes = Sizes.derive(TrainConfig(horizon=4, batch_size=24, minibatch_size=4), 3)
+    state = (torch.zeros(3, 5),)
+    args = (sizes, (2,), torch.float32, (2,), torch.int64, state, torch.device("cpu"), 6)
+    direct, buffer = RolloutBuffer.allocate(*args), RolloutBuffer.allocate(*args)
+    twin = buffer.time_major_twin()
+    assert twin.values.stride() == (1, sizes.segments + 1)  # one t of all segments: contiguous
+    assert twin.observations is buffer.observations and twin.states is buffer.states
+    steps = [(slice(0, 3), t) for t in range(4)] + [
+        (torch.tensor([3, 5, 6]), torch.tensor([0, 2, 0]))
+    ]
+    for index in steps:
+        for name in PER_STEP:
+            shape = getattr(direct, name)[index].shape
+            value = torch.randint(0, 2, shape, generator=gen).to(getattr(direct, name).dtype)
+            getattr(direct, name)[index] = value
+            getattr(twin, name)[index] = value
+    buffer.copy_steps_from(twin)
+    for name in PER_STEP:
+        torch.testing.assert_close(getattr(buffer, name), getattr(direct, name), rtol=0, atol=0)

@@ -12,7 +12,7 @@ which only happens with EnvPool-style async vecenvs whose blocks run ahead of ot
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -23,6 +23,17 @@ from puffer.train.config import Sizes
 __all__ = ["Cursor", "ObservationWriter", "RolloutBuffer"]
 
 Index = tuple[slice | Tensor, int | Tensor]
+# The arrays the rollout writes one step (one t of many segments) at a time.
+PER_STEP = (
+    "actions",
+    "logprobs",
+    "values",
+    "rewards",
+    "terminals",
+    "truncations",
+    "masks",
+    "action_masks",
+)
 
 
 @dataclass
@@ -94,6 +105,29 @@ class RolloutBuffer:
     @property
     def segments(self) -> int:
         return self.ratio.shape[0]
+
+    def time_major_twin(self) -> RolloutBuffer:
+        """A buffer for the rollout to write into: its `PER_STEP` arrays are (S+1, T, ...) views
+        of (T, S+1, ...) storage; observations, states and the rest are this buffer's own.
+
+        A lockstep step writes one t of N segments: N elements T apart in a segment-major
+        array, each in a cache line of its own, but one contiguous run in the twin.
+        `copy_steps_from` moves the epoch here in one transposed copy per array.
+        """
+        arrays = {}
+        for name in PER_STEP:
+            array = getattr(self, name)
+            if array is not None:
+                storage = array.new_zeros((array.shape[1], array.shape[0], *array.shape[2:]))
+                arrays[name] = storage.transpose(0, 1)
+        return replace(self, **arrays)
+
+    def copy_steps_from(self, twin: RolloutBuffer) -> None:
+        """Copy `twin`'s `PER_STEP` arrays (a `time_major_twin`) into this buffer's."""
+        for name in PER_STEP:
+            array = getattr(self, name)
+            if array is not None:
+                array.copy_(getattr(twin, name))
 
     def starts(self, idx: Tensor) -> Tensor:
         """(B, T) bool for segments `idx`: True at t when row t - 1 ended an episode."""

@@ -209,6 +209,9 @@ class PuffeRL:
             self.device,
             mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
+        # The rollout writes each step into a time-major twin; evaluate() hands the epoch to
+        # `buffer`, which training reads segment by segment.
+        self.step_buffer = self.buffer.time_major_twin()
         self.cursor = Cursor(self.sizes, self.device)
         self.obs_writer = ObservationWriter(
             self.buffer.observations, CPU_OBS_GROUP if self.device.type == "cpu" else 1
@@ -238,6 +241,7 @@ class PuffeRL:
                 self.buffer.next_values[closing] = step.value
             if self.cursor.done:
                 self.obs_writer.flush()
+                self.buffer.copy_steps_from(self.step_buffer)
                 # The epoch is full: hold this reply unsent; the next epoch acts on it with the
                 # updated policy.
                 self.rollout.hold(step)
@@ -265,7 +269,7 @@ class PuffeRL:
         """
         index, closing = self.cursor.reply_index(step.ids)
         if index is not None:
-            buf = self.buffer
+            buf = self.step_buffer
             rewards = step.rewards
             if self.reward_scaler is not None:
                 ids = torch.from_numpy(step.ids).to(self.device)
@@ -287,7 +291,7 @@ class PuffeRL:
             self.rollout.forward(step)
         action, logprob = self.rollout.sample(step)
         index, opens = self.cursor.store_index(step.ids)
-        buf = self.buffer
+        buf = self.step_buffer
         self.obs_writer.store(index, step.obs)
         buf.actions[index] = action
         buf.logprobs[index] = logprob

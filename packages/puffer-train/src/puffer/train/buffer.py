@@ -209,6 +209,10 @@ class Cursor:
         self.prev_row = np.full(n, self.scratch, dtype=np.int64)
         self.prev_t = np.zeros(n, dtype=np.int64)
         self._all = np.arange(n)
+        # The count every agent has while all of them step together (lockstep), else None:
+        # the fast path then needs no pass over the per-agent arrays to know it.
+        self._common: int | None = 0
+        self._all_finished = False
 
     def new_epoch(self) -> None:
         """Every agent starts filling its first segment again."""
@@ -216,15 +220,17 @@ class Cursor:
         self.finished[:] = False
         self.prev_row[:] = self.scratch
         self.prev_t[:] = 0
+        self._common = 0
+        self._all_finished = False
 
     @property
     def done(self) -> bool:
         """True once every agent filled its segments and got the reply to its last action."""
-        return bool(self.finished.all())
+        return self._all_finished
 
     def _lockstep(self, ids: np.ndarray) -> bool:
         # The fast path: all agents received together and in step, so indices are slices.
-        return len(ids) == self.sizes.num_agents and self.count.min() == self.count.max()
+        return self._common is not None and len(ids) == self.sizes.num_agents
 
     def reply_index(self, ids: np.ndarray) -> tuple[Index | None, Tensor | None]:
         """Index of the rows whose rewards/dones arrive now, and of the segments they close.
@@ -236,13 +242,18 @@ class Cursor:
             `next_values` of the segments that this step's values bootstrap, or None).
         """
         horizon, n = self.sizes.horizon, self.sizes.num_agents
-        self.finished[ids] |= self.count[ids] == self.capacity
-        if self._lockstep(ids) and self.prev_row[0] != self.scratch:
+        if self._lockstep(ids):
+            if self._common == self.capacity:
+                self.finished[:] = self._all_finished = True
             start, t = int(self.prev_row[0]), int(self.prev_t[0])
+            if start == self.scratch:  # the epoch's first step: no row waits
+                return None, None
             closing = None
             if t == horizon - 1:
                 closing = torch.arange(start, start + n, device=self.device)
             return (slice(start, start + n), t), closing
+        self.finished[ids] |= self.count[ids] == self.capacity
+        self._all_finished = bool(self.finished.all())
         rows_np, t_np = self.prev_row[ids], self.prev_t[ids]
         if (rows_np == self.scratch).all():
             return None, None
@@ -258,10 +269,11 @@ class Cursor:
             (len(ids),) bool tensor).
         """
         horizon, n = self.sizes.horizon, self.sizes.num_agents
-        if self._lockstep(ids) and self.count[0] < self.capacity:
-            count = int(self.count[0])
+        if self._lockstep(ids) and self._common < self.capacity:
+            count = self._common
             start, t = (count // horizon) * n, count % horizon
             self.count += 1
+            self._common += 1
             self.prev_row[:] = start + self._all
             self.prev_t[:] = t
             return (slice(start, start + n), t), t == 0
@@ -271,6 +283,8 @@ class Cursor:
         t_np = np.where(live, count % horizon, 0)
         self.count[ids] = count + live
         self.prev_row[ids], self.prev_t[ids] = rows_np, t_np
+        if not (self._common == self.capacity and len(ids) == n):
+            self._common = None  # agents out of step until the next epoch
         return (self._tensor(rows_np), self._tensor(t_np)), self._tensor(live & (t_np == 0))
 
     def _tensor(self, array: np.ndarray) -> Tensor:

@@ -128,6 +128,34 @@ def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:
     torch.testing.assert_close(mixed.evaluate(params, action)[0], logprob)
 
 
+@pytest.mark.parametrize(
+    "act",
+    [spaces.Discrete(3), spaces.MultiDiscrete([2, 4]), spaces.Box(-1, 1, (2,), np.float32)],
+    ids=["discrete", "multidiscrete", "box"],
+)
+def test_head_and_value_share_one_product(act: spaces.Space) -> None:
+    """Params and value from the one (H, P + 1) product equal the head's and the value
+    layer's own outputs, forward and backward, for rollout rows and training segments."""
+    torch.manual_seed(3)
+    policy = make_policy(PolicyConfig(hidden_size=8), _Spec(spaces.Box(-1, 1, (5,)), act))
+    assert policy.head.params_layer is not None
+    obs = torch.randn(4, 6, 5)
+    params, value = policy.forward_train(obs, (), torch.zeros(4, 6, dtype=torch.bool))
+    hidden = policy.encoder(obs.view(24, 5)).view(4, 6, 8)
+    torch.testing.assert_close(params, policy.head(hidden))
+    torch.testing.assert_close(value, policy.value(hidden).squeeze(-1))
+    layers = (policy.head.params_layer, policy.value)
+    weights = [p for layer in layers for p in (layer.weight, layer.bias)]
+    fused = torch.autograd.grad(params.square().sum() + value.sum(), weights)
+    separate_loss = policy.head(hidden).square().sum() + policy.value(hidden).sum()
+    separate = torch.autograd.grad(separate_loss, weights)
+    for got, want in zip(fused, separate, strict=True):
+        torch.testing.assert_close(got, want)
+    step_params, step_value, _ = policy.forward_eval(obs[:, 0], ())
+    torch.testing.assert_close(step_params, params[:, 0])
+    torch.testing.assert_close(step_value, value[:, 0])
+
+
 def test_structured_observations_and_mixed_actions_through_layouts() -> None:
     obs_space = spaces.Dict(
         {"pos": spaces.Box(-1, 1, (3,), np.float32), "cell": spaces.Discrete(4)}

@@ -40,6 +40,12 @@ class ActionHead(nn.Module):
     action_dtype: torch.dtype
     num_params: int
 
+    @property
+    def params_layer(self) -> nn.Linear | None:
+        """The Linear layer whose output is exactly `forward(hidden)`, or None when the head
+        computes more than one product (the policy then runs it beside the value's)."""
+        return None
+
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         raise NotImplementedError
 
@@ -73,6 +79,10 @@ class CategoricalHead(ActionHead):
         )
         self.register_buffer("_index", index, persistent=False)
         self._width = width
+
+    @property
+    def params_layer(self) -> nn.Linear:
+        return self.linear
 
     def forward(self, hidden: Tensor) -> Tensor:
         return self.linear(hidden)
@@ -137,6 +147,10 @@ class GaussianHead(ActionHead):
         self.num_params = dim
         self.mean = layer_init(nn.Linear(hidden_size, dim), std=0.01)
         self.log_std = nn.Parameter(torch.zeros(dim))
+
+    @property
+    def params_layer(self) -> nn.Linear:
+        return self.mean
 
     def forward(self, hidden: Tensor) -> Tensor:
         return self.mean(hidden)

@@ -76,7 +76,8 @@ class Policy(nn.Module):
         hidden = self.encoder(obs)
         if self.core is not None:
             hidden, state = self.core.step(hidden, state)
-        return self.head(hidden), self.value(hidden).squeeze(-1), state
+        params, value = self._decode(hidden)
+        return params, value, state
 
     def forward_train(self, obs: Tensor, state: State, starts: Tensor) -> tuple[Tensor, Tensor]:
         """Replay whole segments.
@@ -90,12 +91,25 @@ class Policy(nn.Module):
             (head params (B, T, P), value (B, T)).
         """
         batch, steps = obs.shape[:2]
-        hidden = self.encoder(obs.reshape(batch * steps, *obs.shape[2:]))
+        hidden = self.encoder(obs.reshape(batch * steps, *obs.shape[2:])).view(batch, steps, -1)
         if self.core is not None:
-            hidden = self.core.sequence(hidden.view(batch, steps, -1), state, starts)
-            hidden = hidden.reshape(batch * steps, -1)
-        params = self.head(hidden).view(batch, steps, -1)
-        return params, self.value(hidden).view(batch, steps)
+            hidden = self.core.sequence(hidden, state, starts)
+        return self._decode(hidden)
+
+    def _decode(self, hidden: Tensor) -> tuple[Tensor, Tensor]:
+        """(head params (..., P), value (...)) from hidden (..., H).
+
+        A head whose params are one Linear of the hidden vector shares a product with the
+        value: one (H, P + 1) product instead of a (H, P) and an (H, 1) one, and in backward one
+        gradient for the hidden vector instead of two that are then summed.
+        """
+        layer = self.head.params_layer
+        if layer is None:
+            return self.head(hidden), self.value(hidden).squeeze(-1)
+        weight = torch.cat([layer.weight, self.value.weight])
+        bias = torch.cat([layer.bias, self.value.bias])
+        out = nn.functional.linear(hidden, weight, bias)
+        return out[..., :-1], out[..., -1]
 
     def forward(self, obs: Tensor, state: State = ()) -> tuple[Tensor, Tensor, State]:
         return self.forward_eval(obs, state)

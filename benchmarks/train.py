@@ -2,8 +2,8 @@
 
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
 collected per wall-clock second while training. Every trainer runs `--epochs` epochs after one
-warm-up epoch, `--repeats` times; the medians are printed with their ratios, then each
-trainer's repeats (sorted, with their spread). Rows:
+warm-up epoch, `--repeats` times; the medians are printed with the median of the repeats'
+ratios, then each trainer's repeats (in run order, with their spread). Rows:
 
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
@@ -20,6 +20,10 @@ trainer's repeats (sorted, with their spread). Rows:
 The breakouts differ: ours is `puffer.ocean`'s, PufferLib's is its own; both have 1,024 agents
 and the same observation and action sizes, and the env is a small share of the loop's time
 (see the time split printed with `--split`).
+
+The in-process trainers (ours and the CleanRL-style loop) take turns epoch by epoch within
+each repeat, so a change of the machine's speed (a shared VM drifts by a third over seconds)
+hits them alike; PufferLib's trainer runs in its own process once per repeat, between them.
 
 `--action-masks` instead times PuffeRL with and without all-legal action masks on the native
 cases of the rows (the masks are attached to the env, so the trainer's mask path runs: masks
@@ -44,6 +48,8 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +57,7 @@ import torch
 
 from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
-from puffer.train.pufferl import torch_threads
+from puffer.train.pufferl import TIME_SPLIT, torch_threads
 from puffer.train.run import make_vecenv
 
 BREAKOUT = ("breakout", {"num_envs": 1024}, "native", 1)
@@ -117,31 +123,43 @@ def _config(case: str, threads: int, device: str) -> Config:
     )
 
 
-def puffer_sps(
-    case: str, epochs: int, threads: int, device: str, masked: bool = False
-) -> tuple[float, float, dict]:
-    """PuffeRL over `epochs` epochs after one warm-up epoch: steps per second, steps per CPU
-    second of this process, and the time split of those epochs (`masked`: all-legal action
-    masks attached to the (native) env, so the mask path runs)."""
+@dataclass
+class Run:
+    """One trainer set up and warmed up (one epoch run): `epoch()` runs one more epoch of
+    `steps` agent steps; `split(seconds)` is the time split of the epochs run since warm-up,
+    given the wall time they took (None where the trainer keeps none); `close()` frees it."""
+
+    epoch: Callable[[], None]
+    steps: int
+    close: Callable[[], None]
+    split: Callable[[float], dict[str, float]] | None = None
+
+
+def puffer_run(case: str, threads: int, device: str, masked: bool = False) -> Run:
+    """PuffeRL on `case` (`masked`: all-legal action masks attached to the (native) env, so the
+    mask path runs)."""
     config = _config(case, threads, device)
     env = make_vecenv(CASES[case][0], config)
     if masked:
         env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
     torch.manual_seed(0)
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
-    trainer.evaluate()
-    trainer.train()
-    trainer.mean_and_log()
-    start, cpu, steps = time.perf_counter(), time.process_time(), trainer.global_step
-    for _ in range(epochs):
+
+    def epoch() -> None:
         trainer.evaluate()
         trainer.train()
-    steps = trainer.global_step - steps
-    sps, cpu_sps = steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
-    split = {k[5:]: v for k, v in trainer.mean_and_log().items() if k.startswith("time/")}
-    trainer.close()
-    env.close()
-    return sps, cpu_sps, split
+
+    def split(seconds: float) -> dict[str, float]:
+        parts = {key: trainer.times.get(key, 0.0) / seconds for key in TIME_SPLIT}
+        return {**parts, "other": max(0.0, 1 - sum(parts.values()))}
+
+    def close() -> None:
+        trainer.close()
+        env.close()
+
+    epoch()
+    trainer.times.clear()
+    return Run(epoch, trainer.sizes.batch_size, close, split)
 
 
 def pufferlib_python(folder: str) -> Path:
@@ -174,7 +192,7 @@ def pufferlib_sps(python: Path, epochs: int, threads: int, device: str) -> tuple
     return result["sps"], result["cpu_sps"]
 
 
-def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> tuple[float, float]:
+def cleanrl_run(case: str, threads: int, update_epochs: int) -> Run:
     """A CleanRL-style PPO loop on the same env, net and batch: `cleanrl/ppo.py`'s structure,
     and `cleanrl/ppo_atari_lstm.py`'s (minibatches of whole envs, a Python time loop over the
     recurrent core) for recurrent policies."""
@@ -269,13 +287,30 @@ def cleanrl_sps(case: str, epochs: int, threads: int, update_epochs: int) -> tup
                 optimizer.step()
 
     iteration()
-    start, cpu = time.perf_counter(), time.process_time()
+    return Run(iteration, steps * n, env.close)
+
+
+def time_interleaved(runs: dict[str, Callable[[], Run]], epochs: int) -> dict[str, tuple]:
+    """Set up every run, then time `epochs` epochs of each, taking turns epoch by epoch.
+
+    Returns:
+        {name: (steps/s, steps per CPU second of this process, time split or None)}.
+    """
+    started = {name: make() for name, make in runs.items()}
+    wall, cpu = dict.fromkeys(started, 0.0), dict.fromkeys(started, 0.0)
     for _ in range(epochs):
-        iteration()
-    total = epochs * steps * n
-    sps, cpu_sps = total / (time.perf_counter() - start), total / (time.process_time() - cpu)
-    env.close()
-    return sps, cpu_sps
+        for name, run in started.items():
+            start, cpu_start = time.perf_counter(), time.process_time()
+            run.epoch()
+            wall[name] += time.perf_counter() - start
+            cpu[name] += time.process_time() - cpu_start
+    results = {}
+    for name, run in started.items():
+        steps = run.steps * epochs
+        split = run.split(wall[name]) if run.split else None
+        results[name] = (steps / wall[name], steps / cpu[name], split)
+        run.close()
+    return results
 
 
 def time_the_mask_path(args: argparse.Namespace) -> None:
@@ -283,9 +318,14 @@ def time_the_mask_path(args: argparse.Namespace) -> None:
     cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
     for case in (c for c in cases if CASES[c][2] == "native"):
         plain, masked = [], []
-        for _ in range(args.repeats):  # interleaved, so load drifts hit both alike
-            plain.append(puffer_sps(case, args.epochs, args.threads, args.device)[0])
-            masked.append(puffer_sps(case, args.epochs, args.threads, args.device, True)[0])
+        for _ in range(args.repeats):
+            runs = {
+                masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
+                for masks in (False, True)
+            }
+            sps = time_interleaved(runs, args.epochs)
+            plain.append(sps[False][0])
+            masked.append(sps[True][0])
         p, m = statistics.median(plain), statistics.median(masked)
         print(f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x")
 
@@ -313,50 +353,58 @@ def main() -> None:
         time_the_mask_path(args)
         return
     python = pufferlib_python(args.pufferlib) if args.pufferlib else None
-    runners = {}
+    runners: dict[str, Callable[[], Run]] = {}
     for row in args.rows:
         ours, peer = ROWS[row]
         for name in (ours, peer):
             if name in CASES:
-                runners[name] = lambda n=name: puffer_sps(n, args.epochs, args.threads, args.device)
-        if peer == "pufferlib" and python is not None:
-            runners[peer] = lambda: pufferlib_sps(python, args.epochs, args.threads, args.device)
+                runners[name] = lambda n=name: puffer_run(n, args.threads, args.device)
         if peer == "cleanrl" and args.device == "cpu":
             for u in (4, 1):
-                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_sps(
-                    c, args.epochs, args.threads, u
-                )
+                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_run(c, args.threads, u)
+    with_pufferlib = python is not None and any(ROWS[r][1] == "pufferlib" for r in args.rows)
     results: dict[str, list] = {name: [] for name in runners}
-    # Repeats interleave the trainers, so a change of load hits them alike.
+    if with_pufferlib:
+        results["pufferlib"] = []
     for _ in range(args.repeats):
-        for name, run in runners.items():
-            results[name].append(run())
+        if with_pufferlib:
+            results["pufferlib"].append(
+                pufferlib_sps(python, args.epochs, args.threads, args.device)
+            )
+        for name, result in time_interleaved(runners, args.epochs).items():
+            results[name].append(result)
     sps = {name: statistics.median(r[0] for r in runs) for name, runs in results.items()}
     cpu = {name: statistics.median(r[1] for r in runs) for name, runs in results.items()}
-    print(f"load after={os.getloadavg()[0]:.1f}; steps/s (steps per CPU second)")
+    print(
+        f"load after={os.getloadavg()[0]:.1f}; median steps/s (steps per CPU second); ratio: "
+        "the median of the repeats' own ratios (each repeat's runs share the machine's state)"
+    )
     for row in args.rows:
         ours, peer = ROWS[row]
         line = f"{row:8s} {ours:17s} {sps[ours]:8,.0f} ({cpu[ours]:7,.0f})"
         peers = [peer] if peer != "cleanrl" else [f"{ours}/cleanrl4", f"{ours}/cleanrl1"]
         for name in peers:
             if name in sps:
+                pairs = list(zip(results[ours], results[name], strict=True))
+                ratio = statistics.median(a[0] / b[0] for a, b in pairs)
+                cpu_ratio = statistics.median(a[1] / b[1] for a, b in pairs)
                 line += (
                     f" | {name} {sps[name]:8,.0f} ({cpu[name]:7,.0f}) ratio "
-                    f"{sps[ours] / sps[name]:.2f}x ({cpu[ours] / cpu[name]:.2f}x)"
+                    f"{ratio:.2f}x ({cpu_ratio:.2f}x)"
                 )
             else:
                 line += f" | {name}: not run (--pufferlib DIR / --device cpu)"
         print(line)
     # The machine's speed drifts between repeats (a shared VM's by up to a third): each
-    # trainer's repeats, so a ratio can be read against its own noise.
+    # trainer's repeats in run order, so a ratio can be read against its own noise.
     for name, runs in results.items():
-        each = sorted(r[0] for r in runs)
-        spread = each[-1] / each[0] - 1
+        each = [r[0] for r in runs]
+        spread = max(each) / min(each) - 1
         print(f"repeats {name}: " + " ".join(f"{x:,.0f}" for x in each) + f" (spread {spread:.0%})")
     if args.split:
         for name, runs in results.items():
             if name in CASES:
-                split = runs[-1][2]
+                split = runs[-1][2]  # the last repeat's
                 print(f"split {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in split.items()))
 
 

@@ -21,9 +21,9 @@ The breakouts differ: ours is `puffer.ocean`'s, PufferLib's is its own; both hav
 and the same observation and action sizes, and the env is a small share of the loop's time
 (see the time split printed with `--split`).
 
-The in-process trainers (ours and the CleanRL-style loop) take turns epoch by epoch within
-each repeat, so a change of the machine's speed (a shared VM drifts by a third over seconds)
-hits them alike; PufferLib's trainer runs in its own process once per repeat, between them.
+Each repeat runs every trainer once, one after another (PufferLib's in its own process), and
+a row's ratio is the median over repeats of that repeat's own ratio: the machine's speed drifts
+(a shared VM's by a third), and runs a few seconds apart share its state.
 
 `--action-masks` instead times PuffeRL with and without all-legal action masks on the native
 cases of the rows (the masks are attached to the env, so the trainer's mask path runs: masks
@@ -290,31 +290,31 @@ def cleanrl_run(case: str, threads: int, update_epochs: int) -> Run:
     return Run(iteration, steps * n, env.close)
 
 
-def time_interleaved(runs: dict[str, Callable[[], Run]], epochs: int) -> dict[str, tuple]:
-    """Set up every run, then time `epochs` epochs of each, taking turns epoch by epoch.
+def time_in_turn(runs: dict[str, Callable[[], Run]], epochs: int) -> dict[str, tuple]:
+    """Set up, warm up and time each run in turn, `epochs` epochs back to back, then close it.
+
+    Back to back, not epoch by epoch: an epoch run right after another trainer's starts with
+    cold caches, and that cost our MLP 15 % of its steps/s (2-core Xeon, 4 alternating repeats
+    of each way) against a few percent for the CleanRL-style loop's three-times-longer epochs.
 
     Returns:
         {name: (steps/s, steps per CPU second of this process, time split or None)}.
     """
-    started = {name: make() for name, make in runs.items()}
-    wall, cpu = dict.fromkeys(started, 0.0), dict.fromkeys(started, 0.0)
-    for _ in range(epochs):
-        for name, run in started.items():
-            start, cpu_start = time.perf_counter(), time.process_time()
-            run.epoch()
-            wall[name] += time.perf_counter() - start
-            cpu[name] += time.process_time() - cpu_start
     results = {}
-    for name, run in started.items():
+    for name, make in runs.items():
+        run = make()
+        start, cpu_start = time.perf_counter(), time.process_time()
+        for _ in range(epochs):
+            run.epoch()
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         steps = run.steps * epochs
-        split = run.split(wall[name]) if run.split else None
-        results[name] = (steps / wall[name], steps / cpu[name], split)
+        results[name] = (steps / wall, steps / cpu, run.split(wall) if run.split else None)
         run.close()
     return results
 
 
 def time_the_mask_path(args: argparse.Namespace) -> None:
-    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, interleaved."""
+    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, in turn within each repeat."""
     cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
     for case in (c for c in cases if CASES[c][2] == "native"):
         plain, masked = [], []
@@ -323,7 +323,7 @@ def time_the_mask_path(args: argparse.Namespace) -> None:
                 masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
                 for masks in (False, True)
             }
-            sps = time_interleaved(runs, args.epochs)
+            sps = time_in_turn(runs, args.epochs)
             plain.append(sps[False][0])
             masked.append(sps[True][0])
         p, m = statistics.median(plain), statistics.median(masked)
@@ -371,7 +371,7 @@ def main() -> None:
             results["pufferlib"].append(
                 pufferlib_sps(python, args.epochs, args.threads, args.device)
             )
-        for name, result in time_interleaved(runners, args.epochs).items():
+        for name, result in time_in_turn(runners, args.epochs).items():
             results[name].append(result)
     sps = {name: statistics.median(r[0] for r in runs) for name, runs in results.items()}
     cpu = {name: statistics.median(r[1] for r in runs) for name, runs in results.items()}

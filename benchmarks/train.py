@@ -1,9 +1,10 @@
 """Training throughput of PuffeRL beside its peers, measured in the same run.
 
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
-collected per wall-clock second while training. Every trainer runs `--epochs` epochs after one
-warm-up epoch, `--repeats` times; the medians are printed with the median of the repeats'
-ratios, then each trainer's repeats (in run order, with their spread). Rows:
+collected per wall-clock second while training. Every trainer runs `--epochs` epochs (the
+in-process ones more, until `--seconds` have passed) after one warm-up epoch, `--repeats`
+times; the medians are printed with the median of the repeats' ratios, then each trainer's
+repeats (in run order, with their spread). Rows:
 
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
@@ -290,8 +291,11 @@ def cleanrl_run(case: str, threads: int, update_epochs: int) -> Run:
     return Run(iteration, steps * n, env.close)
 
 
-def time_in_turn(runs: dict[str, Callable[[], Run]], epochs: int) -> dict[str, tuple]:
-    """Set up, warm up and time each run in turn, `epochs` epochs back to back, then close it.
+def time_in_turn(
+    runs: dict[str, Callable[[], Run]], epochs: int, seconds: float
+) -> dict[str, tuple]:
+    """Set up, warm up and time each run in turn, then close it: `epochs` epochs back to back,
+    more while under `seconds` (a 0.6 s window, four MLP epochs, swung by 75 % on a shared VM).
 
     Back to back, not epoch by epoch: an epoch run right after another trainer's starts with
     cold caches, and that cost our MLP 15 % of its steps/s (2-core Xeon, 4 alternating repeats
@@ -303,11 +307,12 @@ def time_in_turn(runs: dict[str, Callable[[], Run]], epochs: int) -> dict[str, t
     results = {}
     for name, make in runs.items():
         run = make()
-        start, cpu_start = time.perf_counter(), time.process_time()
-        for _ in range(epochs):
+        start, cpu_start, done = time.perf_counter(), time.process_time(), 0
+        while done < epochs or time.perf_counter() - start < seconds:
             run.epoch()
+            done += 1
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        steps = run.steps * epochs
+        steps = run.steps * done
         results[name] = (steps / wall, steps / cpu, run.split(wall) if run.split else None)
         run.close()
     return results
@@ -323,7 +328,7 @@ def time_the_mask_path(args: argparse.Namespace) -> None:
                 masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
                 for masks in (False, True)
             }
-            sps = time_in_turn(runs, args.epochs)
+            sps = time_in_turn(runs, args.epochs, args.seconds)
             plain.append(sps[False][0])
             masked.append(sps[True][0])
         p, m = statistics.median(plain), statistics.median(masked)
@@ -334,6 +339,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--epochs", type=int, default=4, help="timed epochs per repeat")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="least timed seconds per in-process trainer"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--threads", type=int, default=0, help="torch threads (every trainer); 0: the cores"
@@ -371,7 +379,7 @@ def main() -> None:
             results["pufferlib"].append(
                 pufferlib_sps(python, args.epochs, args.threads, args.device)
             )
-        for name, result in time_in_turn(runners, args.epochs).items():
+        for name, result in time_in_turn(runners, args.epochs, args.seconds).items():
             results[name].append(result)
     sps = {name: statistics.median(r[0] for r in runs) for name, runs in results.items()}
     cpu = {name: statistics.median(r[1] for r in runs) for name, runs in results.items()}

@@ -20,7 +20,7 @@ from torch import Tensor
 
 from puffer.train.config import Sizes
 
-__all__ = ["Cursor", "ObservationWriter", "RolloutBuffer"]
+__all__ = ["PER_STEP", "Cursor", "ObservationWriter", "RolloutBuffer"]
 
 Index = tuple[slice | Tensor, int | Tensor]
 # The arrays the rollout writes one step (one t of many segments) at a time.
@@ -146,6 +146,9 @@ class ObservationWriter:
     lockstep steps are staged in a (group, N, *obs) block and written together, so each
     segment receives `group` adjacent rows in one run. Other steps (async envs, the scratch
     row, a group cut short) are written as they come. Call `flush` before reading the buffer.
+    (The per-step scalars go through `RolloutBuffer.time_major_twin` instead. Observations stay
+    segment-major because training gathers them segment by segment: from time-major storage
+    that gather took twice as long, more than the contiguous writes saved.)
 
     Args:
         observations: the buffer's (S+1, T, *obs_shape) array.
@@ -212,7 +215,7 @@ class Cursor:
         # The count every agent has while all of them step together (lockstep), else None:
         # the fast path then needs no pass over the per-agent arrays to know it.
         self._common: int | None = 0
-        self._all_finished = False
+        self._all_finished = False  # finished.all(), kept so the lockstep path never scans
 
     def new_epoch(self) -> None:
         """Every agent starts filling its first segment again."""

@@ -120,9 +120,9 @@ def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) ->
 
 
 # Lockstep steps whose observations are staged and written to the buffer together on the CPU
-# (`ObservationWriter`). Ocean breakout, 1,024 rows of 472 bytes, in the trainer: 92 us per
-# step with staging and 146 without, and the MLP's evaluate() 69-70 ms against 74 ms per
-# epoch; groups of 8 and 16 are no faster.
+# (`ObservationWriter`). Ocean breakout, 1,024 rows of 472 bytes, in the trainer on a 2-core
+# Xeon: 92 us per step with staging and 146 without, and the MLP's evaluate() 69-70 ms against
+# 74 ms per epoch; groups of 8 and 16 are no faster.
 CPU_OBS_GROUP = 4
 
 

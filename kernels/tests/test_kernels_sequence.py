@@ -33,13 +33,16 @@ def _starts(batch: int, steps: int, seed: int) -> torch.Tensor:
 
 
 def _lstm_inputs(batch: int, steps: int, inputs: int, hidden: int, dtype: torch.dtype, seed: int):
+    return _lstm_leaves(batch, steps, inputs, hidden, dtype, seed), _starts(batch, steps, seed)
+
+
+def _lstm_leaves(batch: int, steps: int, inputs: int, hidden: int, dtype: torch.dtype, seed: int):
     g = torch.Generator().manual_seed(seed)
     lstm = torch.nn.LSTM(inputs, hidden, batch_first=True).to(dtype)
     x = torch.randn(batch, steps, inputs, generator=g, dtype=dtype)
     h0 = 0.5 * torch.randn(batch, hidden, generator=g, dtype=dtype)
     c0 = 0.5 * torch.randn(batch, hidden, generator=g, dtype=dtype)
-    leaves = [t.requires_grad_() for t in (x, h0, c0, *(p.detach() for p in lstm.parameters()))]
-    return leaves, _starts(batch, steps, seed)
+    return [t.requires_grad_() for t in (x, h0, c0, *(p.detach() for p in lstm.parameters()))]
 
 
 def _values_and_grads(fn, leaves, starts, grad_seed: int):
@@ -57,6 +60,18 @@ def test_lstm_matches_reference_float64(batch: int, steps: int, inputs: int, hid
     leaves, starts = _lstm_inputs(batch, steps, inputs, hidden, torch.float64, seed=0)
     y, grads = _values_and_grads(lstm_sequence, leaves, starts, 1)
     y_ref, grads_ref = _values_and_grads(lstm_sequence_reference, leaves, starts, 1)
+    assert_relative_close(y, y_ref, tolerance=1e-10)
+    for got, want in zip(grads, grads_ref, strict=True):
+        assert_relative_close(got, want, tolerance=1e-10)
+
+
+@pytest.mark.parametrize(("batch", "steps"), [(1, 1), (4, 1), (3, 5)])
+def test_lstm_gradients_at_the_edges(batch: int, steps: int) -> None:
+    """One-step segments, and every step cut: no step reads a previous output."""
+    leaves = _lstm_leaves(batch, steps, 3, 8, torch.float64, seed=5)
+    starts = torch.ones(batch, steps, dtype=torch.bool)
+    y, grads = _values_and_grads(lstm_sequence, leaves, starts, 6)
+    y_ref, grads_ref = _values_and_grads(lstm_sequence_reference, leaves, starts, 6)
     assert_relative_close(y, y_ref, tolerance=1e-10)
     for got, want in zip(grads, grads_ref, strict=True):
         assert_relative_close(got, want, tolerance=1e-10)

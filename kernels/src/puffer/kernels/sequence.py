@@ -133,14 +133,34 @@ def _lstm_backward(ctx, grad_y: Tensor, _grad_c: Tensor, _grad_gates: Tensor):
     if grad_y is None:
         grad_y = torch.zeros_like(y)
     grad_pre, grad_h0, grad_c0 = _lstm_backward_op(w_hh, c0, starts, c, gates, grad_y)
-    # The state each step read: h0 first, then the previous output, zero where it was cut.
-    keep = ~starts
-    keep[:, 0] = True
-    h_prev = torch.cat([h0.unsqueeze(1), y[:, :-1]], dim=1) * keep.unsqueeze(-1).to(y.dtype)
-    hidden = h0.shape[-1]
-    grad_w_hh = grad_pre.reshape(-1, 4 * hidden).T @ h_prev.reshape(-1, hidden)
+    grad_w_hh = _grad_w_hh(grad_pre, y, h0, starts)
     grad_bias = grad_pre.sum((0, 1)) if ctx.needs_input_grad[5] else None
     return grad_pre, grad_w_hh, grad_h0, grad_c0, None, grad_bias
+
+
+def _grad_w_hh(grad_pre: Tensor, y: Tensor, h0: Tensor, starts: Tensor) -> Tensor:
+    """dL/dW_hh = sum over (b, t) of grad_pre[b, t]^T h_prev[b, t], (4H, H), where h_prev is the
+    state step t read: h0 at t = 0, zero where it was cut, else y[b, t - 1]."""
+    batch, steps, hidden = y.shape
+    grad, out = grad_pre.reshape(-1, 4 * hidden), y.reshape(-1, hidden)
+    if y.device.type != "cpu":
+        # The row lists below cost a host-device sync; this costs two passes over h_prev.
+        keep = ~starts
+        keep[:, 0] = True
+        h_prev = torch.cat([h0.unsqueeze(1), y[:, :-1]], dim=1) * keep.unsqueeze(-1).to(y.dtype)
+        return grad.T @ h_prev.reshape(-1, hidden)
+    # Flattened, row i's previous output is row i - 1: one product over the shifted rows, then
+    # the rows where that is wrong (each segment's first, the cut ones) swapped for h0 or zero.
+    # Building h_prev instead (a concatenation and a masking pass) took 6.9 vs 4.5 ms per
+    # 8,192-step pass (LSTM 128, 2-core Xeon).
+    first = torch.arange(0, batch * steps, steps, device=y.device)
+    cut = starts.clone()
+    cut[:, 0] = False
+    wrong = torch.cat([first[1:], cut.reshape(-1).nonzero().squeeze(1)])
+    grad_w_hh = grad[1:].T @ out[:-1]
+    grad_w_hh -= grad.index_select(0, wrong).T @ out.index_select(0, wrong - 1)
+    grad_w_hh += grad.index_select(0, first).T @ h0
+    return grad_w_hh
 
 
 _lstm_op.register_autograd(_lstm_backward, setup_context=_lstm_setup_context)

@@ -20,6 +20,7 @@ the last 100 training episodes, the mean return of `--eval-episodes` episodes of
 policy (sampled actions on both sides), and the training wall time.
 
     uv run python benchmarks/learn.py cartpole-gym --seeds 0 1 2
+    uv run python benchmarks/learn.py memory-lstm --threads 2 --matmul-precision medium
     nice -n 5 uv run python benchmarks/learn.py --defaults gym-CartPole-v1 --steps 100000
 """
 
@@ -44,7 +45,7 @@ from puffer.train import (
     evaluate_episodes,
     make_policy,
 )
-from puffer.train.pufferl import apply_torch_threads
+from puffer.train.pufferl import apply_torch_settings
 from puffer.train.run import make_vecenv
 
 # Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many epochs).
@@ -130,16 +131,17 @@ def case_config(case: str) -> tuple[str, Config, str]:
     raise SystemExit(f"unknown case {case!r}")
 
 
-def run(case: str, seed: int, threads: int) -> None:
+def run(case: str, seed: int, threads: int, matmul_precision: str = "highest") -> None:
     env_name, config, stat = case_config(case)
     config.train.seed = seed
     config.train.torch_threads = threads
+    config.train.matmul_precision = matmul_precision
     config.train.device = "cpu"
     config.train.data_dir = tempfile.mkdtemp()
     start = time.perf_counter()
     import torch
 
-    apply_torch_threads(config)  # before the policy is built
+    apply_torch_settings(config)  # before the policy is built
     vecenv = make_vecenv(env_name, config)
     torch.manual_seed(seed)
     trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
@@ -250,13 +252,19 @@ def main() -> None:
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (--defaults)")
     parser.add_argument("--no-peer", action="store_true", help="skip SB3 (--defaults)")
+    parser.add_argument(
+        "--matmul-precision",
+        default="highest",
+        choices=("highest", "high", "medium"),
+        help="train.matmul_precision of the cases' runs ('medium': bfloat16 products)",
+    )
     args = parser.parse_args()
     if args.defaults:
         defaults(args)
         return
     for case in args.cases:
         for seed in args.seeds:
-            run(case, seed, args.threads)
+            run(case, seed, args.threads, args.matmul_precision)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@ cases of the rows (the masks are attached to the env, so the trainer's mask path
 copied per step, stored, applied in sampling and in the loss) and prints the ratio: the cost of
 the mask path. Envs without masks never enter it.
 
+`--matmul-precision medium` gives our trainers and the CleanRL-style loop bfloat16 matrix
+products (`train.matmul_precision`; the CPU needs AMX or AVX512-BF16 for them to be fast).
+PufferLib's trainer keeps its own setting, 'high' (float32 on a CPU without TF32), so its rows
+then compare different arithmetic; the header line names the setting.
+
 Recommended: an otherwise idle machine. `--threads` gives every trainer the same torch thread
 count; 0 (the default) is the machine's cores, which is what ours picks by default for these
 in-process envs and what PufferLib's trainer and the CleanRL-style loop get from torch.
@@ -106,7 +111,7 @@ trainer.utilization.stop()
 """
 
 
-def _config(case: str, threads: int, device: str) -> Config:
+def _config(case: str, threads: int, device: str, precision: str = "highest") -> Config:
     _, env_kwargs, backend, num_envs, policy, minibatch, microbatch = CASES[case]
     return Config(
         train=TrainConfig(
@@ -116,6 +121,7 @@ def _config(case: str, threads: int, device: str) -> Config:
             total_timesteps=10**9,
             device=device,
             torch_threads=threads,
+            matmul_precision=precision,
             data_dir=tempfile.mkdtemp(),
         ),
         policy=policy,
@@ -136,10 +142,12 @@ class Run:
     split: Callable[[float], dict[str, float]] | None = None
 
 
-def puffer_run(case: str, threads: int, device: str, masked: bool = False) -> Run:
+def puffer_run(
+    case: str, threads: int, device: str, masked: bool = False, precision: str = "highest"
+) -> Run:
     """PuffeRL on `case` (`masked`: all-legal action masks attached to the (native) env, so the
     mask path runs)."""
-    config = _config(case, threads, device)
+    config = _config(case, threads, device, precision)
     env = make_vecenv(CASES[case][0], config)
     if masked:
         env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
@@ -193,12 +201,13 @@ def pufferlib_sps(python: Path, epochs: int, threads: int, device: str) -> tuple
     return result["sps"], result["cpu_sps"]
 
 
-def cleanrl_run(case: str, threads: int, update_epochs: int) -> Run:
+def cleanrl_run(case: str, threads: int, update_epochs: int, precision: str = "highest") -> Run:
     """A CleanRL-style PPO loop on the same env, net and batch: `cleanrl/ppo.py`'s structure,
     and `cleanrl/ppo_atari_lstm.py`'s (minibatches of whole envs, a Python time loop over the
     recurrent core) for recurrent policies."""
-    config = _config(case, threads, "cpu")
+    config = _config(case, threads, "cpu", precision)
     torch.set_num_threads(threads)
+    torch.set_float32_matmul_precision(precision)
     env = make_vecenv(CASES[case][0], config)
     torch.manual_seed(0)
     agent = make_policy(config.policy, env)
@@ -350,11 +359,18 @@ def main() -> None:
     parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (pufferlib rows)")
     parser.add_argument("--split", action="store_true", help="print our time split per case")
     parser.add_argument("--action-masks", action="store_true", help="time the mask path")
+    parser.add_argument(
+        "--matmul-precision",
+        default="highest",
+        choices=("highest", "high", "medium"),
+        help="train.matmul_precision of our trainers and the CleanRL loop (PufferLib's: 'high')",
+    )
     args = parser.parse_args()
     args.threads = args.threads or torch_threads(Config())
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
         f"python={platform.python_version()} threads={args.threads} device={args.device} "
+        f"matmul_precision={args.matmul_precision} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
     if args.action_masks:
@@ -366,10 +382,14 @@ def main() -> None:
         ours, peer = ROWS[row]
         for name in (ours, peer):
             if name in CASES:
-                runners[name] = lambda n=name: puffer_run(n, args.threads, args.device)
+                runners[name] = lambda n=name: puffer_run(
+                    n, args.threads, args.device, precision=args.matmul_precision
+                )
         if peer == "cleanrl" and args.device == "cpu":
             for u in (4, 1):
-                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_run(c, args.threads, u)
+                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_run(
+                    c, args.threads, u, args.matmul_precision
+                )
     with_pufferlib = python is not None and any(ROWS[r][1] == "pufferlib" for r in args.rows)
     results: dict[str, list] = {name: [] for name in runners}
     if with_pufferlib:

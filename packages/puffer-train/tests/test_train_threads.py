@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from puffer.train import Config, TrainConfig, VecConfig
-from puffer.train.pufferl import apply_torch_threads, torch_threads, usable_cores
+from puffer.train.pufferl import apply_torch_settings, torch_threads, usable_cores
 
 
 def _config(threads: int = 0, backend: str = "native", workers: int = 1) -> Config:
@@ -48,9 +48,9 @@ def test_apply_sets_torch(monkeypatch):
     before = torch.get_num_threads()
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     try:
-        apply_torch_threads(_config())
+        apply_torch_settings(_config())
         assert torch.get_num_threads() == 2
-        apply_torch_threads(_config(1))
+        apply_torch_settings(_config(1))
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)

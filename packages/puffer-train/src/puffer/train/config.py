@@ -171,6 +171,13 @@ class TrainConfig(_Checked):
         "worker process",
         _at_least(0),
     )
+    matmul_precision: str = _f(
+        "highest",
+        "float32 matrix products, set for the process (torch.set_float32_matmul_precision): "
+        "'highest' float32; 'high' TF32 on GPUs that have it; 'medium' bfloat16 products on "
+        "GPUs and on CPUs with AMX or AVX512-BF16 (the CPU sequence kernels stay float32)",
+        _one_of("highest", "high", "medium"),
+    )
     cuda_graphs: bool = _f(
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
     )

@@ -95,13 +95,16 @@ def torch_threads(config: Config) -> int:
     return max(1, cores - workers)
 
 
-def apply_torch_threads(config: Config) -> None:
-    """Set torch's intra-op thread count to `torch_threads(config)`.
+def apply_torch_settings(config: Config) -> None:
+    """Set torch's intra-op thread count to `torch_threads(config)` and its float32 matrix
+    product precision to `train.matmul_precision`, both process-wide.
 
     Call it before building the policy: orthogonal init (a QR) rounds differently per thread
-    count, so otherwise a seed's run would depend on what the process ran before.
+    count, so otherwise a seed's run would depend on what the process ran before; for the same
+    reason a run sets the precision its config names rather than inheriting the process's.
     """
     torch.set_num_threads(torch_threads(config))
+    torch.set_float32_matmul_precision(config.train.matmul_precision)
 
 
 # Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
@@ -171,7 +174,7 @@ class PuffeRL:
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.world_size > 1:
             self.device = torch.device("cuda", distributed.local_rank())
-        apply_torch_threads(self.config)
+        apply_torch_settings(self.config)
         if self.device.type == "cpu":
             keep_freed_memory()  # no page faults on each pass's activations
 

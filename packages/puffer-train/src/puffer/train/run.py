@@ -21,7 +21,7 @@ from puffer.train.config import Config
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
-from puffer.train.pufferl import PuffeRL, apply_torch_threads
+from puffer.train.pufferl import PuffeRL, apply_torch_settings
 from puffer.train.rollout import Rollout
 
 __all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
@@ -182,7 +182,7 @@ def train(
     distributed.init_from_env(cfg.device)
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
-    apply_torch_threads(config)  # before the policy is built
+    apply_torch_settings(config)  # before the policy is built
     # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
     # start, e.g. envs still being built, does not lose the signal).
     with _StopSignals() as stop:

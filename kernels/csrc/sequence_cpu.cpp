@@ -47,6 +47,31 @@ template <typename T, typename V> __attribute__((always_inline)) inline void sto
     memcpy(p, &v, sizeof v);
 }
 
+// A store to a sequence output written once and not read in this pass (the forward's gates
+// and c, the backward's grad_pre: (B, T, .) blocks of many MB): non-temporal where the vector
+// is aligned, so it neither reads each line in before writing it nor evicts the weights and row
+// state from cache (backward 15 %, forward 2-5 % faster on the 2-core Sapphire Rapids Xeon).
+template <typename T, typename V>
+__attribute__((always_inline)) inline void store_stream(T *p, V v) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if constexpr (sizeof v == 64) { // AVX-512 row work only: the portable clone has no vmovntps
+        if (reinterpret_cast<uintptr_t>(p) % 64 == 0) {
+            asm("vmovntps %1, %0" : "=m"(*reinterpret_cast<V *>(p)) : "v"(v));
+            return;
+        }
+    }
+#endif
+    store(p, v);
+}
+
+// Orders this thread's streaming stores before what follows (they are weakly ordered): called
+// once each thread's share of a pass is done, before the region's closing barrier.
+inline void stream_fence() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_ia32_sfence();
+#endif
+}
+
 // The row product out[r, :n] += sum_k in[r, k] * W[k, :n] reads W (inner, n) packed in panels:
 // panel p holds the columns [p P, (p + 1) P), P = two vectors, for every k in turn, so a register
 // tile walks 2 B contiguous bytes per k. Read from a row-major W the tile's two vectors for one k
@@ -132,7 +157,9 @@ __attribute__((always_inline)) inline void gemm_rows(T *out, const T *in, const 
 // One step of a row's cells, forward: pre (4H) -> gates (4H), c and y (H); the row's state
 // (h, c) is updated in place. The cell math of recurrence.h runs on whole vectors of units
 // (libm's scalar expf/tanhf cost more than the matrix products), scalars for the tail.
-template <int B, typename T>
+// Stream: the sequence's gates and c, read back only by its backward, bypass the cache; y is
+// read next (the policy's head), and the inference cell's outputs are the next step's input.
+template <int B, bool Stream, typename T>
 __attribute__((always_inline)) inline void
 cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ c_out,
               T *__restrict__ y_out, T *__restrict__ h_state, T *__restrict__ c_state,
@@ -144,9 +171,16 @@ cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ 
         const Vec<T, B> c = puffer::lstm_unit_forward(
             load<B>(pre + k), load<B>(pre + hidden + k), load<B>(pre + 2 * hidden + k),
             load<B>(pre + 3 * hidden + k), load<B>(c_state + k), act, &h);
-        for (int q = 0; q < 4; ++q)
-            store(gates + q * hidden + k, act[q]);
-        store(c_out + k, c), store(c_state + k, c);
+        if constexpr (Stream) {
+            for (int q = 0; q < 4; ++q)
+                store_stream(gates + q * hidden + k, act[q]);
+            store_stream(c_out + k, c);
+        } else {
+            for (int q = 0; q < 4; ++q)
+                store(gates + q * hidden + k, act[q]);
+            store(c_out + k, c);
+        }
+        store(c_state + k, c);
         store(y_out + k, h), store(h_state + k, h);
     }
     for (; k < hidden; ++k) {
@@ -161,12 +195,13 @@ cells_forward(const T *__restrict__ pre, T *__restrict__ gates, T *__restrict__ 
 }
 
 // Backward of one step of a row's cells: dh_next/dc_next (H) hold dL/dh_t, dL/dc_t from step
-// t + 1 on entry and dL/dc_{t-1} * keep on exit in dc_next; dpre (4H) gets dL/dpre_t.
+// t + 1 on entry and dL/dc_{t-1} * keep on exit in dc_next; dL/dpre_t (4H) goes to dpre, read
+// by the step's product, and to grad_pre, the output.
 template <int B, typename T>
 __attribute__((always_inline)) inline void
 cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__restrict__ c_prev,
                const T *__restrict__ grad_y, const T *__restrict__ dh_next, T *__restrict__ dc_next,
-               T *__restrict__ dpre, T keep, int64_t hidden) {
+               T *__restrict__ dpre, T *__restrict__ grad_pre, T keep, int64_t hidden) {
     constexpr int64_t L = B / sizeof(T);
     int64_t k = 0;
     for (; k + L <= hidden; k += L) {
@@ -176,8 +211,10 @@ cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__
         const Vec<T, B> dc_prev = puffer::lstm_unit_backward(
             act, load<B>(c + k), load<B>(c_prev + k), load<B>(grad_y + k) + load<B>(dh_next + k),
             load<B>(dc_next + k), d);
-        for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < 4; ++q) {
             store(dpre + q * hidden + k, d[q]);
+            store_stream(grad_pre + q * hidden + k, d[q]);
+        }
         store(dc_next + k, dc_prev * keep);
     }
     for (; k < hidden; ++k) {
@@ -187,7 +224,7 @@ cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__
         const T dc_prev =
             puffer::lstm_unit_backward(act, c[k], c_prev[k], grad_y[k] + dh_next[k], dc_next[k], d);
         for (int q = 0; q < 4; ++q)
-            dpre[q * hidden + k] = d[q];
+            dpre[q * hidden + k] = grad_pre[q * hidden + k] = d[q];
         dc_next[k] = dc_prev * keep;
     }
 }
@@ -209,11 +246,17 @@ cells_backward(const T *__restrict__ gates, const T *__restrict__ c, const T *__
     }                                                                                              \
     ATTR void cells_fwd_##NAME(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state, \
                                int64_t hidden) {                                                   \
-        cells_forward<B>(pre, gates, c_out, y_out, h_state, c_state, hidden);                      \
+        cells_forward<B, true>(pre, gates, c_out, y_out, h_state, c_state, hidden);                \
+    }                                                                                              \
+    ATTR void cells_step_##NAME(const T *pre, T *gates, T *c_out, T *y_out, T *h_state,            \
+                                T *c_state, int64_t hidden) {                                      \
+        cells_forward<B, false>(pre, gates, c_out, y_out, h_state, c_state, hidden);               \
     }                                                                                              \
     ATTR void cells_bwd_##NAME(const T *gates, const T *c, const T *c_prev, const T *grad_y,       \
-                               const T *dh_next, T *dc_next, T *dpre, T keep, int64_t hidden) {    \
-        cells_backward<B>(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, keep, hidden);         \
+                               const T *dh_next, T *dc_next, T *dpre, T *grad_pre, T keep,         \
+                               int64_t hidden) {                                                   \
+        cells_backward<B>(gates, c, c_prev, grad_y, dh_next, dc_next, dpre, grad_pre, keep,        \
+                          hidden);                                                                 \
     }
 PUFFER_ROW_WORK(float, 32, PUFFER_W32, f32_w32)
 PUFFER_ROW_WORK(double, 32, PUFFER_W32, f64_w32)
@@ -244,18 +287,22 @@ template <typename T> struct RowWork {
     void (*gemm)(T *out, const T *in, const T *w, int64_t rows, int64_t inner, int64_t n);
     void (*cells_fwd)(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,
                       int64_t hidden);
+    void (*cells_step)(const T *pre, T *gates, T *c_out, T *y_out, T *h_state, T *c_state,
+                       int64_t hidden); // cells_fwd without streaming stores
     void (*cells_bwd)(const T *gates, const T *c, const T *c_prev, const T *grad_y,
-                      const T *dh_next, T *dc_next, T *dpre, T keep, int64_t hidden);
+                      const T *dh_next, T *dc_next, T *dpre, T *grad_pre, T keep, int64_t hidden);
 };
 
 template <typename T> RowWork<T> row_work();
 template <> RowWork<float> row_work() {
-    if (vector_bits() == 512) return {32, gemm_f32_w64, cells_fwd_f32_w64, cells_bwd_f32_w64};
-    return {16, gemm_f32_w32, cells_fwd_f32_w32, cells_bwd_f32_w32};
+    if (vector_bits() == 512)
+        return {32, gemm_f32_w64, cells_fwd_f32_w64, cells_step_f32_w64, cells_bwd_f32_w64};
+    return {16, gemm_f32_w32, cells_fwd_f32_w32, cells_step_f32_w32, cells_bwd_f32_w32};
 }
 template <> RowWork<double> row_work() {
-    if (vector_bits() == 512) return {16, gemm_f64_w64, cells_fwd_f64_w64, cells_bwd_f64_w64};
-    return {8, gemm_f64_w32, cells_fwd_f64_w32, cells_bwd_f64_w32};
+    if (vector_bits() == 512)
+        return {16, gemm_f64_w64, cells_fwd_f64_w64, cells_step_f64_w64, cells_bwd_f64_w64};
+    return {8, gemm_f64_w32, cells_fwd_f64_w32, cells_step_f64_w32, cells_bwd_f64_w32};
 }
 
 // A step's state is cut (zeroed) when an episode began at it; t = 0 uses the stored state as is.
@@ -301,6 +348,7 @@ void lstm_forward(const T *xproj, const T *bias, const T *w_hh, const T *h0, con
                 }
             }
         }
+        stream_fence();
     }
 }
 
@@ -335,8 +383,7 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
                                              : (was_cut ? zeros.data() : c + (row - 1) * hidden);
                     work.cells_bwd(gates + row * G, c + row * hidden, c_prev, grad_y + row * hidden,
                                    &dh_next[r * hidden], &dc_next[r * hidden], &dpre[r * G],
-                                   was_cut ? T(0) : T(1), hidden);
-                    memcpy(grad_pre + row * G, &dpre[r * G], G * sizeof(T));
+                                   grad_pre + row * G, was_cut ? T(0) : T(1), hidden);
                 }
                 // dh_{t-1} = dpre_t W_hh, except where the state was cut before step t.
                 for (auto &v : dh_next)
@@ -349,6 +396,7 @@ void lstm_backward(const T *w_hh, const T *c0, const uint8_t *starts, const T *c
             memcpy(grad_h0 + b0 * hidden, dh_next.data(), rows * hidden * sizeof(T));
             memcpy(grad_c0 + b0 * hidden, dc_next.data(), rows * hidden * sizeof(T));
         }
+        stream_fence();
     }
 }
 
@@ -369,8 +417,8 @@ void lstm_cell(const T *pre, const T *bias, const T *c_in, T *h_out, T *c_out, i
             for (int64_t j = 0; j < G; ++j)
                 row[j] = pre[b * G + j] + bias[j];
             memcpy(c.data(), c_in + b * hidden, hidden * sizeof(T));
-            work.cells_fwd(row.data(), gates.data(), c_out + b * hidden, h_out + b * hidden,
-                           h.data(), c.data(), hidden);
+            work.cells_step(row.data(), gates.data(), c_out + b * hidden, h_out + b * hidden,
+                            h.data(), c.data(), hidden);
         }
     }
 }

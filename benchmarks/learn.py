@@ -45,6 +45,7 @@ from puffer.train import (
     evaluate_episodes,
     make_policy,
 )
+from puffer.train.config import MATMUL_PRECISIONS
 from puffer.train.pufferl import apply_torch_settings
 from puffer.train.run import make_vecenv
 
@@ -255,7 +256,7 @@ def main() -> None:
     parser.add_argument(
         "--matmul-precision",
         default="highest",
-        choices=("highest", "high", "medium"),
+        choices=MATMUL_PRECISIONS,
         help="train.matmul_precision of the cases' runs ('medium': bfloat16 products)",
     )
     args = parser.parse_args()

@@ -63,6 +63,7 @@ import torch
 
 from puffer.core import mask_width
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
+from puffer.train.config import MATMUL_PRECISIONS
 from puffer.train.pufferl import TIME_SPLIT, torch_threads
 from puffer.train.run import make_vecenv
 
@@ -362,7 +363,7 @@ def main() -> None:
     parser.add_argument(
         "--matmul-precision",
         default="highest",
-        choices=("highest", "high", "medium"),
+        choices=MATMUL_PRECISIONS,
         help="train.matmul_precision of our trainers and the CleanRL loop (PufferLib's: 'high')",
     )
     args = parser.parse_args()

@@ -155,6 +155,10 @@ class _Checked:
         """Conditions across fields; none by default."""
 
 
+# torch.set_float32_matmul_precision's settings, for `TrainConfig.matmul_precision`.
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+
+
 @dataclass
 class TrainConfig(_Checked):
     """The `[train]` section: PPO, the puff advantage, replay, optimizer and bookkeeping."""
@@ -176,7 +180,7 @@ class TrainConfig(_Checked):
         "float32 matrix products, set for the process (torch.set_float32_matmul_precision): "
         "'highest' float32; 'high' TF32 on GPUs that have it; 'medium' bfloat16 products on "
         "GPUs and on CPUs with AMX or AVX512-BF16 (the CPU sequence kernels stay float32)",
-        _one_of("highest", "high", "medium"),
+        _one_of(*MATMUL_PRECISIONS),
     )
     cuda_graphs: bool = _f(
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"

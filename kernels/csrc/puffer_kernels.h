@@ -1,5 +1,5 @@
-/* C ABI of puffer's training kernels (puff advantage, segment priorities, LSTM with resets,
- * linear scan).
+/* C ABI of puffer's training kernels (puff advantage, segment priorities, categorical PPO loss,
+ * LSTM with resets, linear scan).
  *
  * Every array is a dense row-major float32 (or uint8 for flags) block owned by the caller;
  * (S, T) means S segments of T steps, segment i at offset i * T. The kernels never allocate
@@ -41,6 +41,33 @@ int puffer_segment_priorities_cuda(const float *advantages, float *probs, int64_
                                    int64_t horizon, float alpha, void *stream);
 
 const char *puffer_cuda_error_string(int error);
+
+/* The categorical PPO loss (puffer.train.ppo.ppo_loss over CategoricalHead.evaluate), CPU,
+ * float32, over N = B * T rows of B segments (row i belongs to segment i / horizon):
+ * logits (N, K, W): K branches of W logits (padding and illegal choices at a large negative
+ * value); actions (N, K) int64; new_value, old_logprob, old_value, advantage, mask, value_mask
+ * (N,); weight (B,) importance weights; adv_mean, adv_std the minibatch's advantage norms.
+ *   forward:  -> probs, logp (N, K, W) per branch (kept for backward); ratio (N,) pi_new/pi_old;
+ *             sums (5,) float64 over rows: mask * policy term, value_mask * value error,
+ *             mask * entropy, mask * approx KL, mask * clipped.
+ *   backward: from forward's probs, logp and ratio, and the loss's gradient per summed term
+ *             (grad_policy = dL/d(policy sum), likewise the value-error and entropy sums) ->
+ *             grad_logits (N, K, W), grad_value (N,). */
+int puffer_ppo_categorical_forward_cpu(const float *logits, const int64_t *actions,
+                                       const float *new_value, const float *old_logprob,
+                                       const float *old_value, const float *advantage,
+                                       const float *weight, const float *mask,
+                                       const float *value_mask, float *probs, float *logp,
+                                       float *ratio, double *sums, int64_t rows, int64_t horizon,
+                                       int64_t branches, int64_t width, float adv_mean,
+                                       float adv_std, float clip, float vf_clip, int num_threads);
+int puffer_ppo_categorical_backward_cpu(
+    const float *logits, const int64_t *actions, const float *new_value, const float *old_logprob,
+    const float *old_value, const float *advantage, const float *weight, const float *mask,
+    const float *value_mask, const float *probs, const float *logp, const float *ratio,
+    float *grad_logits, float *grad_value, int64_t rows, int64_t horizon, int64_t branches,
+    int64_t width, float adv_mean, float adv_std, float clip, float vf_clip, float grad_policy,
+    float grad_value_error, float grad_entropy, int num_threads);
 
 /* Sequence kernels, float32 (_f32) and float64 (_f64). (B, T, X) means B rows of T steps of X
  * values, row-major. starts: (B, T) uint8, 1 where an episode began at step t; the state entering

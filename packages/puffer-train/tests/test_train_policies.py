@@ -51,6 +51,13 @@ def test_policy_shapes(encoder: str, obs: spaces.Box, recurrent: str) -> None:
     starts = torch.zeros(2, 3, dtype=torch.bool)
     params, value = policy.forward_train(seq, policy.initial_state(2), starts)
     assert params.shape == (2, 3, 5) and value.shape == (2, 3)
+    # A feedforward policy has no state to cut: the trainer passes no starts.
+    if recurrent == "none":
+        same = policy.forward_train(seq, (), None)
+        torch.testing.assert_close(same, (params, value), rtol=0, atol=0)
+    else:
+        with pytest.raises(APIUsageError, match="needs `starts`"):
+            policy.forward_train(seq, policy.initial_state(2), None)
 
 
 def test_unknown_policy_names_raise() -> None:
@@ -98,7 +105,7 @@ def test_categorical_sampling_draws_each_choice_at_its_probability(nvec: list[in
     mask[:, np.cumsum([0, *nvec[:-1]])] = True  # a legal choice in every branch
     for action_mask in (None, mask.expand(draws, -1)):
         action, logprob = head.sample(params, action_mask)
-        expected = torch.softmax(head._grid(params[:1], action_mask), dim=-1)[0]
+        expected = torch.softmax(head.logit_grid(params[:1], action_mask), dim=-1)[0]
         for branch, n in enumerate(nvec):
             counts = torch.bincount(action[:, branch], minlength=n).double()
             p = expected[branch, :n].double()

@@ -20,6 +20,11 @@ _ptr = ctypes.c_void_p
 _ADVANTAGE_ARGS = [_ptr] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
 _PRIORITY_ARGS = [_ptr, _ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
 _sizes = [ctypes.c_int64] * 3  # batch, steps, hidden or width
+# Categorical PPO loss: 9 inputs, then forward's 4 outputs (probs, logp, ratio, sums) or
+# backward's 3 saved and 2 outputs; rows, horizon, branches, width; 4 floats (+3 gradients in
+# backward); threads.
+_PPO_FORWARD_ARGS = [_ptr] * 13 + [ctypes.c_int64] * 4 + [ctypes.c_float] * 4 + [ctypes.c_int]
+_PPO_BACKWARD_ARGS = [_ptr] * 14 + [ctypes.c_int64] * 4 + [ctypes.c_float] * 7 + [ctypes.c_int]
 # The sequence kernels exist as _f32 and _f64; every pointer is a c_void_p.
 _SEQUENCE_ARGS = {
     "lstm_forward": [_ptr] * 9 + _sizes,
@@ -63,6 +68,10 @@ def library(device_type: str) -> ctypes.CDLL | None:
             fn.restype = ctypes.c_int
             fn.argtypes = [*args, last]
     if device_type == "cpu":
+        for name, args in (("forward", _PPO_FORWARD_ARGS), ("backward", _PPO_BACKWARD_ARGS)):
+            fn = getattr(lib, f"puffer_ppo_categorical_{name}_cpu")
+            fn.restype = ctypes.c_int
+            fn.argtypes = args
         lib.puffer_cpu_vector_bits.restype = ctypes.c_int
         lib.puffer_cpu_vector_bits.argtypes = []
         for suffix in ("f32", "f64"):

@@ -8,11 +8,16 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from puffer.kernels.loss import ppo_categorical_loss, ppo_categorical_loss_available
+from puffer.train.policies.heads import ActionHead, CategoricalHead
+
 __all__ = [
     "LossCoefs",
     "MinibatchNorms",
     "annealed_beta",
     "cosine_lr",
+    "fused_loss_applies",
+    "fused_ppo_loss",
     "importance_weights",
     "minibatch_norms",
     "ppo_loss",
@@ -129,3 +134,62 @@ def ppo_loss(
             "ratio": ratio.detach(),
         }
     return loss, stats
+
+
+# A fused-loss row keeps its log-probabilities on the kernel's stack: at most this many logits.
+_FUSED_MAX_LOGITS = 4096
+
+
+def fused_loss_applies(head: ActionHead, probe: Tensor) -> bool:
+    """Whether `fused_ppo_loss` serves this head: a `CategoricalHead` of at most 4,096 logits a
+    row whose parameters (`probe`, one of them) are float32 on the CPU with the kernel built."""
+    return (
+        isinstance(head, CategoricalHead)
+        and len(head.nvec) * max(head.nvec) <= _FUSED_MAX_LOGITS
+        and ppo_categorical_loss_available(probe)
+    )
+
+
+def fused_ppo_loss(
+    head: CategoricalHead,
+    params: Tensor,
+    actions: Tensor,
+    action_masks: Tensor | None,
+    new_value: Tensor,
+    mb_logprob: Tensor,
+    mb_value: Tensor,
+    mb_adv: Tensor,
+    mb_weight: Tensor,
+    mb_mask: Tensor,
+    coefs: LossCoefs,
+    mb_value_mask: Tensor | None = None,
+    norms: MinibatchNorms | None = None,
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """`ppo_loss` over `head.evaluate(params, actions, action_masks)`, with returns
+    `mb_adv + mb_value`, as one kernel pass each way (`puffer.kernels.ppo_categorical_loss`):
+    the same loss, stats and gradients to float rounding (`test_train_fused_loss.py`), without
+    the graph's forty small operations. `fused_loss_applies` says where it runs.
+
+    Args:
+        head: the policy's categorical head; params: (B, T, P) its parameters from the policy.
+        actions: (B, T) or (B, T, branches) stored actions; action_masks: (B, T, P) bool or None.
+        The rest as in `ppo_loss`.
+    """
+    if norms is None:
+        norms = minibatch_norms(mb_adv, mb_mask, mb_value_mask)
+    actions = actions.long()
+    loss, stats, ratio = ppo_categorical_loss(
+        head.logit_grid(params, action_masks),
+        actions.unsqueeze(-1) if head.scalar else actions,
+        new_value,
+        mb_logprob,
+        mb_value,
+        mb_adv,
+        mb_weight,
+        mb_mask,
+        mb_mask if mb_value_mask is None else mb_value_mask,
+        (norms.adv_mean, norms.adv_std, norms.live, norms.value_live),
+        (coefs.clip, coefs.vf_clip, coefs.vf_coef, coefs.ent_coef),
+    )
+    names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
+    return loss, {**dict(zip(names, stats.unbind(), strict=True)), "ratio": ratio}

@@ -42,6 +42,8 @@ from puffer.train.ppo import (
     LossCoefs,
     annealed_beta,
     cosine_lr,
+    fused_loss_applies,
+    fused_ppo_loss,
     importance_weights,
     minibatch_norms,
     ppo_loss,
@@ -184,6 +186,9 @@ class PuffeRL:
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)
         self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
+        # Categorical policies on the CPU take the loss in one kernel pass (`fused_ppo_loss`);
+        # False runs the torch graph (`ppo_loss` over the head's `evaluate`), its reference.
+        self.fused_loss = fused_loss_applies(self.policy.head, next(iter(self.policy.parameters())))
 
         self.global_step = 0
         self.epoch = 0
@@ -381,28 +386,45 @@ class PuffeRL:
                 params, new_value = self.policy.forward_train(
                     buf.observations.index_select(0, part),
                     tuple(s[part] for s in buf.states),
-                    buf.starts(part),
+                    buf.starts(part) if self.policy.is_recurrent else None,
                 )
-                new_logprob, entropy = self.policy.head.evaluate(
-                    params,
-                    buf.actions[part],
-                    None if buf.action_masks is None else buf.action_masks[part],
-                )
+                action_masks = None if buf.action_masks is None else buf.action_masks[part]
+                value_mask = None if value_masks is None else value_masks[part]
                 mb_value, mb_adv = values[part], advantages[part]
-                loss, stats = ppo_loss(
-                    new_logprob,
-                    entropy,
-                    new_value,
-                    buf.logprobs[part],
-                    mb_value,
-                    mb_adv,
-                    mb_adv + mb_value,
-                    weight,
-                    buf.masks[part],
-                    self.coefs,
-                    None if value_masks is None else value_masks[part],
-                    norms,
-                )
+                if self.fused_loss:
+                    loss, stats = fused_ppo_loss(
+                        self.policy.head,
+                        params,
+                        buf.actions[part],
+                        action_masks,
+                        new_value,
+                        buf.logprobs[part],
+                        mb_value,
+                        mb_adv,
+                        weight,
+                        buf.masks[part],
+                        self.coefs,
+                        value_mask,
+                        norms,
+                    )
+                else:
+                    new_logprob, entropy = self.policy.head.evaluate(
+                        params, buf.actions[part], action_masks
+                    )
+                    loss, stats = ppo_loss(
+                        new_logprob,
+                        entropy,
+                        new_value,
+                        buf.logprobs[part],
+                        mb_value,
+                        mb_adv,
+                        mb_adv + mb_value,
+                        weight,
+                        buf.masks[part],
+                        self.coefs,
+                        value_mask,
+                        norms,
+                    )
                 tock = clock()
                 times["forward"] += tock - tick
                 loss.backward()

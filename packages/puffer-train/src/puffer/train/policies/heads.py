@@ -87,7 +87,7 @@ class CategoricalHead(ActionHead):
     def forward(self, hidden: Tensor) -> Tensor:
         return self.linear(hidden)
 
-    def _grid(self, params: Tensor, action_mask: Tensor | None = None) -> Tensor:
+    def logit_grid(self, params: Tensor, action_mask: Tensor | None = None) -> Tensor:
         """(..., branches, width) logits, padding and illegal choices at `_PAD_LOGIT`."""
         if action_mask is not None:
             params = params.masked_fill(~action_mask, _PAD_LOGIT)
@@ -110,7 +110,7 @@ class CategoricalHead(ActionHead):
         return self._logprob(logp_all, action), entropy
 
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        logp_all = torch.log_softmax(self._grid(params, action_mask), dim=-1)
+        logp_all = torch.log_softmax(self.logit_grid(params, action_mask), dim=-1)
         # Gumbel-max: argmax(log p - log q) with q = -log U ~ Exp(1) (the exponential race that
         # torch.multinomial runs, in log space). Not multinomial itself: it checks p on the
         # host, a sync on every CUDA step. U is drawn from [tiny, 1), so log q is finite (within
@@ -125,7 +125,7 @@ class CategoricalHead(ActionHead):
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         action = action.long()
-        logits = self._grid(params, action_mask)
+        logits = self.logit_grid(params, action_mask)
         return self._stats(logits, action.unsqueeze(-1) if self.scalar else action)
 
 

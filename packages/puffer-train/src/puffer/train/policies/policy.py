@@ -79,13 +79,16 @@ class Policy(nn.Module):
         params, value = self._decode(hidden)
         return params, value, state
 
-    def forward_train(self, obs: Tensor, state: State, starts: Tensor) -> tuple[Tensor, Tensor]:
+    def forward_train(
+        self, obs: Tensor, state: State, starts: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
         """Replay whole segments.
 
         Args:
             obs: (B, T, *obs_shape) rows of B segments.
             state: the state stored at each segment start (batch B).
-            starts: (B, T) bool, True where an episode began at t (ignored for t = 0).
+            starts: (B, T) bool, True where an episode began at t (ignored for t = 0); a
+                recurrent policy needs it, a feedforward one takes None.
 
         Returns:
             (head params (B, T, P), value (B, T)).
@@ -93,6 +96,11 @@ class Policy(nn.Module):
         batch, steps = obs.shape[:2]
         hidden = self.encoder(obs.reshape(batch * steps, *obs.shape[2:])).view(batch, steps, -1)
         if self.core is not None:
+            if starts is None:
+                raise APIUsageError(
+                    "forward_train: a recurrent policy needs `starts` ((B, T) bool, where "
+                    "episodes began) to cut its state; pass RolloutBuffer.starts(idx)"
+                )
             hidden = self.core.sequence(hidden, state, starts)
         return self._decode(hidden)
 

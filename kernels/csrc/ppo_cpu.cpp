@@ -5,10 +5,12 @@
 // log-probabilities in that order for backward, which is then arithmetic only. Sums run in
 // fixed chunks, added in chunk order: results do not depend on the thread count.
 #include "puffer_kernels.h"
+#include "recurrence.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace {
 
@@ -22,24 +24,33 @@ constexpr int64_t kBlock = 256;  // rows per vector pass (their scratch rows sta
 #define PUFFER_CLONES
 #endif
 
-// exp(x) that vectorizes (glibc's expf is a call per value): Cephes' expf, 2^n e^r with
-// r in [-ln2/2, ln2/2] and a degree-6 polynomial, within 2 ulp of expf. Below -87 it returns 0
-// (expf's last normal results are about 1e-38), above 88.72 infinity, and NaN for NaN.
-inline float vexp(float x) {
-    const float clamped = std::min(std::max(x, -87.0f), 88.0f);
-    const float n = std::floor(clamped * 1.44269504088896341f + 0.5f);
-    const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * r * r + r + 1.0f;
-    y *= __builtin_bit_cast(float, (static_cast<int32_t>(n) + 127) << 23);
-    y = x < -87.0f ? 0.0f : y;
-    y = x > 88.72283905f ? INFINITY : y;
+// expf's results from recurrence.h's polynomial (glibc's expf is a call per value): outside
+// its clamp 0 below -87.3 (padded and illegal logits get probability 0), infinity above 88.72
+// (a diverging ratio stays visible), and NaN for NaN.
+__attribute__((always_inline)) inline puffer::VecF16 exp_lanes(puffer::VecF16 x) {
+    using puffer::VecF16;
+    VecF16 y = puffer::exp_(x);
+    y = x < -87.3f ? VecF16{} : y;
+    y = x > 88.72283905f ? VecF16{} + INFINITY : y;
     return x != x ? x : y;
+}
+
+// exp of `count` floats in place, 16 lanes at a time.
+__attribute__((always_inline)) inline void exp_in_place(float *values, int64_t count) {
+    puffer::VecF16 x;
+    int64_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        std::memcpy(&x, values + i, sizeof x);
+        x = exp_lanes(x);
+        std::memcpy(values + i, &x, sizeof x);
+    }
+    if (i < count) {
+        const size_t tail = sizeof(float) * (count - i);
+        x = puffer::VecF16{};
+        std::memcpy(&x, values + i, tail);
+        x = exp_lanes(x);
+        std::memcpy(values + i, &x, tail);
+    }
 }
 
 // torch.maximum's value (NaN in either operand gives NaN) and its backward's share of the
@@ -94,13 +105,15 @@ PUFFER_CLONES void forward_block(const Rows &in, int64_t first, int64_t count, f
             for (int64_t i = 0; i < count; ++i)
                 top[i] = std::max(top[i], lp[k * n + i]);
         std::fill(total, total + count, 0.0f);
-        for (int64_t k = 0; k < in.width; ++k)
+        for (int64_t k = 0; k < in.width; ++k) {
 #pragma omp simd
-            for (int64_t i = 0; i < count; ++i) {
-                const float e = vexp(lp[k * n + i] - top[i]);
-                p[k * n + i] = e;
-                total[i] += e;
-            }
+            for (int64_t i = 0; i < count; ++i)
+                p[k * n + i] = lp[k * n + i] - top[i];
+            exp_in_place(p + k * n, count);
+#pragma omp simd
+            for (int64_t i = 0; i < count; ++i)
+                total[i] += p[k * n + i];
+        }
         for (int64_t i = 0; i < count; ++i)
             lse[i] = top[i] + std::log(total[i]);
         for (int64_t k = 0; k < in.width; ++k)
@@ -120,14 +133,16 @@ PUFFER_CLONES void forward_block(const Rows &in, int64_t first, int64_t count, f
     const float *old_logprob = in.old_logprob + first, *old_value = in.old_value + first;
     const float *value = in.new_value + first, *advantage = in.advantage + first;
     const float *mask = in.mask + first, *value_mask = in.value_mask + first;
-    float *out = ratio + first;
+    float *out = ratio + first, log_ratio[kBlock];
+#pragma omp simd
+    for (int64_t i = 0; i < count; ++i)
+        log_ratio[i] = out[i] = new_logprob[i] - old_logprob[i];
+    exp_in_place(out, count);
     const float lo = 1.0f - in.clip, hi = 1.0f + in.clip;
     float policy = 0.0f, value_error = 0.0f, bonus = 0.0f, kl = 0.0f, clipped = 0.0f;
 #pragma omp simd reduction(+ : policy, value_error, bonus, kl, clipped)
     for (int64_t i = 0; i < count; ++i) {
-        const float log_ratio = new_logprob[i] - old_logprob[i];
-        const float r = vexp(log_ratio);
-        out[i] = r;
+        const float r = out[i];
         const float r_clipped = std::min(std::max(r, lo), hi);
         policy += mask[i] * maximum(-adv[i] * r, -adv[i] * r_clipped);
         const float old = old_value[i], returns = advantage[i] + old;
@@ -135,7 +150,7 @@ PUFFER_CLONES void forward_block(const Rows &in, int64_t first, int64_t count, f
         const float plain = value[i] - returns, cut = v_clipped - returns;
         value_error += value_mask[i] * maximum(plain * plain, cut * cut);
         bonus += mask[i] * entropy[i];
-        kl += mask[i] * ((r - 1.0f) - log_ratio);
+        kl += mask[i] * ((r - 1.0f) - log_ratio[i]);
         clipped += std::fabs(r - 1.0f) > in.clip ? mask[i] : 0.0f;
     }
     sum[0] += policy;

@@ -50,8 +50,10 @@ def newton_schulz(
     instead of once per matrix.
 
     Returns:
-        one bfloat16 matrix per input, of the input's shape; bit-identical to
-        `torch.optim.Muon`'s per-matrix iteration on the CPU (`test_train_optim.py`).
+        one bfloat16 matrix per input, of the input's shape. On the CPU an LSTM or MLP policy's
+        matrices come out bit-identical to `torch.optim.Muon`'s per-matrix iteration; a small
+        matrix padded into a larger batch may differ in the last bfloat16 bit of some entries,
+        where the batched product's blocking rounds differently (`test_train_optim.py`).
     """
     a, b, c = coefficients
     wide = [m.T if m.size(0) > m.size(1) else m for m in matrices]

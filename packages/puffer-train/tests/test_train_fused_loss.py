@@ -13,7 +13,7 @@ from puffer.train.policies import CategoricalHead, GaussianHead
 from puffer.train.ppo import (
     LossCoefs,
     fused_loss_applies,
-    fused_ppo_loss,
+    minibatch_loss,
     minibatch_norms,
     ppo_loss,
 )
@@ -64,9 +64,10 @@ def _both(head, params, action_masks, rows, value_mask, norms=None):
         p = params.clone().requires_grad_()
         v = rows["new_value"].clone().requires_grad_()
         if fused:
-            loss, stats = fused_ppo_loss(
+            loss, stats = minibatch_loss(
                 head, p, rows["actions"], action_masks, v, rows["mb_logprob"], rows["mb_value"],
                 rows["mb_adv"], rows["mb_weight"], rows["mb_mask"], COEFS, value_mask, norms,
+                fused=True,
             )  # fmt: skip
         else:
             new_logprob, entropy = head.evaluate(p, rows["actions"], action_masks)

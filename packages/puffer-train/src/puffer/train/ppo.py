@@ -17,8 +17,8 @@ __all__ = [
     "annealed_beta",
     "cosine_lr",
     "fused_loss_applies",
-    "fused_ppo_loss",
     "importance_weights",
+    "minibatch_loss",
     "minibatch_norms",
     "ppo_loss",
 ]
@@ -142,7 +142,7 @@ _FUSED_MAX_LOGITS = 4096
 
 
 def fused_loss_applies(head: ActionHead, probe: Tensor) -> bool:
-    """Whether `fused_ppo_loss` serves this head: a `CategoricalHead` of at most 4,096 logits a
+    """Whether `minibatch_loss(fused=True)` serves this head: a `CategoricalHead` of at most 4,096 logits a
     row whose parameters (`probe`, one of them) are float32 on the CPU with the kernel built."""
     return (
         isinstance(head, CategoricalHead)
@@ -151,8 +151,8 @@ def fused_loss_applies(head: ActionHead, probe: Tensor) -> bool:
     )
 
 
-def fused_ppo_loss(
-    head: CategoricalHead,
+def minibatch_loss(
+    head: ActionHead,
     params: Tensor,
     actions: Tensor,
     action_masks: Tensor | None,
@@ -165,17 +165,26 @@ def fused_ppo_loss(
     coefs: LossCoefs,
     mb_value_mask: Tensor | None = None,
     norms: MinibatchNorms | None = None,
+    fused: bool = False,
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """`ppo_loss` over `head.evaluate(params, actions, action_masks)`, with returns
-    `mb_adv + mb_value`, as one kernel pass each way (`puffer.kernels.ppo_categorical_loss`):
-    the same loss, stats and gradients to float rounding (`test_train_fused_loss.py`), without
-    the graph's forty small operations. `fused_loss_applies` says where it runs.
+    `mb_adv + mb_value`: the trainer's loss from the policy's head parameters.
+
+    `fused` (where `fused_loss_applies`) runs it as one kernel pass each way
+    (`puffer.kernels.ppo_categorical_loss`) instead of the graph's forty small operations: the
+    same loss, stats and gradients to float rounding (`test_train_fused_loss.py`).
 
     Args:
-        head: the policy's categorical head; params: (B, T, P) its parameters from the policy.
-        actions: (B, T) or (B, T, branches) stored actions; action_masks: (B, T, P) bool or None.
+        head: the policy's action head; params: (B, T, P) its parameters from the policy.
+        actions: (B, T, *action_shape) stored actions; action_masks: (B, T, P) bool or None.
         The rest as in `ppo_loss`.
     """
+    if not fused:
+        new_logprob, entropy = head.evaluate(params, actions, action_masks)
+        return ppo_loss(
+            new_logprob, entropy, new_value, mb_logprob, mb_value, mb_adv, mb_adv + mb_value,
+            mb_weight, mb_mask, coefs, mb_value_mask, norms,
+        )  # fmt: skip
     if norms is None:
         norms = minibatch_norms(mb_adv, mb_mask, mb_value_mask)
     actions = actions.long()

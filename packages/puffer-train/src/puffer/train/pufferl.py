@@ -43,10 +43,9 @@ from puffer.train.ppo import (
     annealed_beta,
     cosine_lr,
     fused_loss_applies,
-    fused_ppo_loss,
     importance_weights,
+    minibatch_loss,
     minibatch_norms,
-    ppo_loss,
 )
 from puffer.train.rollout import Rollout, Step
 
@@ -186,7 +185,7 @@ class PuffeRL:
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)
         self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
-        # Categorical policies on the CPU take the loss in one kernel pass (`fused_ppo_loss`);
+        # Categorical policies on the CPU take the loss in one kernel pass (`minibatch_loss`);
         # False runs the torch graph (`ppo_loss` over the head's `evaluate`), its reference.
         self.fused_loss = fused_loss_applies(self.policy.head, next(iter(self.policy.parameters())))
 
@@ -388,43 +387,22 @@ class PuffeRL:
                     tuple(s[part] for s in buf.states),
                     buf.starts(part) if self.policy.is_recurrent else None,
                 )
-                action_masks = None if buf.action_masks is None else buf.action_masks[part]
-                value_mask = None if value_masks is None else value_masks[part]
-                mb_value, mb_adv = values[part], advantages[part]
-                if self.fused_loss:
-                    loss, stats = fused_ppo_loss(
-                        self.policy.head,
-                        params,
-                        buf.actions[part],
-                        action_masks,
-                        new_value,
-                        buf.logprobs[part],
-                        mb_value,
-                        mb_adv,
-                        weight,
-                        buf.masks[part],
-                        self.coefs,
-                        value_mask,
-                        norms,
-                    )
-                else:
-                    new_logprob, entropy = self.policy.head.evaluate(
-                        params, buf.actions[part], action_masks
-                    )
-                    loss, stats = ppo_loss(
-                        new_logprob,
-                        entropy,
-                        new_value,
-                        buf.logprobs[part],
-                        mb_value,
-                        mb_adv,
-                        mb_adv + mb_value,
-                        weight,
-                        buf.masks[part],
-                        self.coefs,
-                        value_mask,
-                        norms,
-                    )
+                loss, stats = minibatch_loss(
+                    self.policy.head,
+                    params,
+                    buf.actions[part],
+                    None if buf.action_masks is None else buf.action_masks[part],
+                    new_value,
+                    buf.logprobs[part],
+                    values[part],
+                    advantages[part],
+                    weight,
+                    buf.masks[part],
+                    self.coefs,
+                    None if value_masks is None else value_masks[part],
+                    norms,
+                    fused=self.fused_loss,
+                )
                 tock = clock()
                 times["forward"] += tock - tick
                 loss.backward()

@@ -57,6 +57,21 @@ def test_jsonl_sink_appends_valid_rows(tmp_path: Path) -> None:
     assert rows[0]["environment/episode_return"] == 21.5
 
 
+def test_read_jsonl_leaves_out_a_row_still_being_written(tmp_path: Path) -> None:
+    # A reader of a live run can see part of the trainer's append (seen in a test that polled
+    # metrics.jsonl: the line stopped mid-key); complete rows before it are all returned.
+    path = tmp_path / "metrics.jsonl"
+    sink = JSONLSink(path)
+    sink.log({"losses/policy_loss": 1.0}, step=100)
+    sink.close()
+    with path.open("a", encoding="utf-8") as file:
+        file.write('{"step": 200, "losses/pol')
+    assert [row["step"] for row in read_jsonl(path)] == [100]
+    with path.open("a", encoding="utf-8") as file:
+        file.write('icy_loss": 2.0}\n')
+    assert [row["step"] for row in read_jsonl(path)] == [100, 200]
+
+
 def test_dashboard_draws_every_section() -> None:
     out = io.StringIO()
     dashboard = Dashboard("cartpole", console=Console(file=out, width=140, force_terminal=False))

@@ -53,9 +53,13 @@ class JSONLSink:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, float]]:
-    """All rows of a metrics file, in order."""
-    with Path(path).open(encoding="utf-8") as file:
-        return [json.loads(line) for line in file if line.strip()]
+    """The complete rows of a metrics file, in order.
+
+    A last line without its newline is left out: it is the row a running trainer is appending
+    (a reader can see part of that write) or one a kill cut short.
+    """
+    lines = Path(path).read_text(encoding="utf-8").split("\n")[:-1]
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def truncate_jsonl(path: str | Path, last_step: int) -> int:

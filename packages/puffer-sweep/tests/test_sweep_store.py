@@ -142,7 +142,8 @@ run_sweep(objective, config, store=sys.argv[1])
 def _records(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.endswith("}")]
+    # Complete lines only: the sweep may be part-way through appending the last one.
+    return [json.loads(line) for line in path.read_text().split("\n")[1:-1]]
 
 
 def test_sweep_killed_process_resumes_from_the_store(tmp_path: Path) -> None:

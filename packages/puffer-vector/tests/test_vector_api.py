@@ -131,9 +131,10 @@ def test_vector_recv_returns_the_first_ready_block() -> None:
                 vec.send(np.zeros(2, np.int32))
         finally:
             os.kill(stalled, signal.SIGCONT)
-        # The resumed worker needs a moment to wake; until it is done the other block may come
-        # first, but the stalled block must come back (oldest first, never starved).
-        deadline = time.monotonic() + 5
+        # The resumed worker needs a moment to wake (longer on a loaded machine); until it is
+        # done the other block may come first, but the stalled block must come back (oldest
+        # first, never starved).
+        deadline = time.monotonic() + 30
         while vec.recv()[5].tolist() != first:
             assert time.monotonic() < deadline, "the resumed block never came back"
             vec.send(np.zeros(2, np.int32))

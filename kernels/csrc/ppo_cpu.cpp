@@ -1,6 +1,5 @@
-// The categorical policy's CPU kernels: the rollout's sampling (CategoricalHead.sample) and the
-// PPO loss (puffer.train.ppo.ppo_loss over CategoricalHead.evaluate) in one pass over the rows
-// each way. Forward copies a block of rows' logits into choice-major order
+// The categorical PPO loss (puffer.train.ppo.ppo_loss over CategoricalHead.evaluate) in one
+// pass over the rows each way. Forward copies a block of rows' logits into choice-major order
 // (choice j of every row contiguous), so every step after that is a contiguous loop over rows
 // that runs as vector code, exponentials included; it keeps the probabilities and
 // log-probabilities in that order for backward, which is then arithmetic only. Sums run in
@@ -218,63 +217,6 @@ PUFFER_CLONES void backward_block(const Rows &in, const float *probs, const floa
     }
 }
 
-// Sampling: one inverse-CDF draw per (row, branch), in blocks of rows whose K * W logits fill
-// at most kSampleScratch floats: the block's exponentials e_k = exp(z_k - max z) go through the
-// vector exp in one contiguous pass (row-major), then each branch walks its e_k until their
-// running sum passes u * sum(e). A choice of probability 0 (padding, an illegal action) adds
-// nothing to the sum, so it is never picked; rounding that leaves u * sum(e) at or above the last
-// sum picks the last choice of nonzero weight. NaN logits give a NaN log-probability (the loss then
-// refuses the epoch) and an action still in range.
-constexpr int64_t kSampleScratch = 4096;
-
-// e = exp(z - max z) for `count` rows from `logits`, row-major, and each branch's max in top.
-PUFFER_CLONES void sample_weights(const float *logits, int64_t row_stride, int64_t count,
-                                  int64_t branches, int64_t width, float *e, float *top) {
-    for (int64_t i = 0; i < count; ++i) {
-        for (int64_t b = 0; b < branches; ++b) {
-            const int64_t g = i * branches + b; // the (row, branch) pair
-            const float *z = logits + i * row_stride + b * width;
-            float m = z[0];
-            for (int64_t k = 1; k < width; ++k)
-                m = z[k] > m || z[k] != z[k] ? z[k] : m;
-            top[g] = m;
-            for (int64_t k = 0; k < width; ++k)
-                e[g * width + k] = z[k] - m;
-        }
-    }
-    exp_in_place(e, count * branches * width);
-}
-
-// Each (row, branch) walks its weights until their running sum passes u * sum.
-PUFFER_CLONES void sample_pick(const float *logits, int64_t row_stride, const float *uniforms,
-                               int64_t count, int64_t branches, int64_t width, const float *e,
-                               const float *top, int64_t *actions, float *logprob) {
-    for (int64_t i = 0; i < count; ++i) {
-        float total_logprob = 0.0f;
-        for (int64_t b = 0; b < branches; ++b) {
-            const int64_t g = i * branches + b;
-            const float *w = e + g * width;
-            float sum = 0.0f;
-            for (int64_t k = 0; k < width; ++k)
-                sum += w[k];
-            const float target = uniforms[g] * sum;
-            // The running sum never decreases, so the first k past the target is the count of
-            // sums at or below it: counted without branches, whose outcome is random here.
-            int64_t below = 0, last_nonzero = 0;
-            float running = 0.0f;
-            for (int64_t k = 0; k < width; ++k) {
-                running += w[k];
-                below += running <= target;
-                last_nonzero = w[k] > 0.0f ? k : last_nonzero;
-            }
-            const int64_t pick = below < width ? below : last_nonzero;
-            actions[g] = pick;
-            total_logprob += (logits[i * row_stride + b * width + pick] - top[g]) - std::log(sum);
-        }
-        logprob[i] = total_logprob;
-    }
-}
-
 Rows rows_of(const float *logits, const int64_t *actions, const float *new_value,
              const float *old_logprob, const float *old_value, const float *advantage,
              const float *weight, const float *mask, const float *value_mask, int64_t rows,
@@ -328,24 +270,5 @@ extern "C" int puffer_ppo_categorical_backward_cpu(
     for (int64_t first = 0; first < rows; first += kBlock)
         backward_block(in, probs, logp, ratio, first, std::min(kBlock, rows - first), grad_policy,
                        grad_value_error, grad_entropy, grad_logits, grad_value);
-    return 0;
-}
-
-extern "C" int puffer_categorical_sample_cpu(const float *logits, const float *uniforms,
-                                             int64_t *actions, float *logprob, int64_t rows,
-                                             int64_t row_stride, int64_t branches, int64_t width,
-                                             int num_threads) {
-    if (branches * width > kSampleScratch)
-        return 1; // the caller checks the size first (puffer.kernels.categorical_sample)
-    const int64_t block = kSampleScratch / (branches * width);
-#pragma omp parallel for schedule(static) num_threads(num_threads)
-    for (int64_t first = 0; first < rows; first += block) {
-        float e[kSampleScratch], top[kSampleScratch];
-        const int64_t count = std::min(block, rows - first);
-        const float *z = logits + first * row_stride;
-        sample_weights(z, row_stride, count, branches, width, e, top);
-        sample_pick(z, row_stride, uniforms + first * branches, count, branches, width, e, top,
-                    actions + first * branches, logprob + first);
-    }
     return 0;
 }

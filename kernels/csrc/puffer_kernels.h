@@ -42,15 +42,6 @@ int puffer_segment_priorities_cuda(const float *advantages, float *probs, int64_
 
 const char *puffer_cuda_error_string(int error);
 
-/* Sampling of a categorical policy (CategoricalHead.sample), CPU, float32: logits (N, K, W)
- * with rows `row_stride` floats apart (branches and choices contiguous within a row), one
- * uniform in [0, 1) per (row, branch) -> actions (N, K) int64 drawn by inverse CDF of
- * softmax(logits) per branch, logprob (N,) the sum over branches of log softmax at the action.
- * K * W must be at most 4,096 (returns 1 otherwise). */
-int puffer_categorical_sample_cpu(const float *logits, const float *uniforms, int64_t *actions,
-                                  float *logprob, int64_t rows, int64_t row_stride,
-                                  int64_t branches, int64_t width, int num_threads);
-
 /* The categorical PPO loss (puffer.train.ppo.ppo_loss over CategoricalHead.evaluate), CPU,
  * float32, over N = B * T rows of B segments (row i belongs to segment i / horizon):
  * logits (N, K, W): K branches of W logits (padding and illegal choices at a large negative

@@ -13,13 +13,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.mark.parametrize(
-    "name",
-    [
-        "puffer.kernels",
-        "puffer.kernels.sample",
-        "puffer.kernels.sequence",
-        "puffer.kernels.testing",
-    ],
+    "name", ["puffer.kernels", "puffer.kernels.sequence", "puffer.kernels.testing"]
 )
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)

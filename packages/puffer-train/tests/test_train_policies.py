@@ -9,7 +9,6 @@ from gymnasium import spaces
 
 from puffer.core import APIUsageError, GymnasiumPufferEnv
 from puffer.kernels import lstm_sequence
-from puffer.kernels.sample import categorical_sample_reference
 from puffer.train import PolicyConfig, make_policy
 from puffer.train.optim import muon_parameters
 from puffer.train.policies import (
@@ -18,7 +17,6 @@ from puffer.train.policies import (
     LSTMCore,
     MinGRUCore,
     MixedHead,
-    heads,
     recurrent,
 )
 from puffer.train.policies.recurrent import mingru_sequence_reference
@@ -95,16 +93,10 @@ def test_categorical_head_matches_torch_distributions() -> None:
     torch.testing.assert_close(head.evaluate(params, action), (expected_lp, expected_ent))
 
 
-@pytest.mark.parametrize("kernel", [True, False], ids=["cpu-kernel", "torch"])
 @pytest.mark.parametrize("nvec", [[6], [3, 5, 2]])
-def test_categorical_sampling_draws_each_choice_at_its_probability(
-    nvec: list[int], kernel: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_categorical_sampling_draws_each_choice_at_its_probability(nvec: list[int]) -> None:
     """Over 100,000 draws of one row, each choice's frequency is within 4.5 standard errors of
-    its softmax probability over the legal choices, and no masked choice is ever drawn: the
-    CPU kernel's inverse CDF and the torch path's Gumbel race (CUDA, other dtypes)."""
-    if not kernel:
-        monkeypatch.setattr(heads, "categorical_sample_available", lambda logits: False)
+    its softmax probability over the legal choices, and no masked choice is ever drawn."""
     torch.manual_seed(3)
     head = CategoricalHead(8, nvec)
     draws = 100_000
@@ -122,19 +114,6 @@ def test_categorical_sampling_draws_each_choice_at_its_probability(
             if action_mask is not None:
                 assert counts[~mask[0, sum(nvec[:branch]) : sum(nvec[: branch + 1])]].sum() == 0
         torch.testing.assert_close(logprob, head.evaluate(params, action, action_mask)[0])
-
-
-def test_categorical_head_samples_with_the_kernel_on_the_cpu() -> None:
-    # One uniform per (row, branch) from torch's generator, then the kernel's inverse CDF.
-    head = CategoricalHead(8, [3, 5, 2])
-    params = torch.randn(64, 10)
-    torch.manual_seed(4)
-    with torch.no_grad():
-        action, logprob = head.sample(params)
-    torch.manual_seed(4)
-    expected = categorical_sample_reference(head.logit_grid(params), torch.rand(64, 3))
-    assert torch.equal(action, expected[0])
-    torch.testing.assert_close(logprob, expected[1])
 
 
 def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:

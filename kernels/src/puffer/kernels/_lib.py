@@ -25,9 +25,6 @@ _sizes = [ctypes.c_int64] * 3  # batch, steps, hidden or width
 # backward); threads.
 _PPO_FORWARD_ARGS = [_ptr] * 13 + [ctypes.c_int64] * 4 + [ctypes.c_float] * 4 + [ctypes.c_int]
 _PPO_BACKWARD_ARGS = [_ptr] * 14 + [ctypes.c_int64] * 4 + [ctypes.c_float] * 7 + [ctypes.c_int]
-# Categorical sampling: logits, uniforms, actions, logprob; rows, row stride, branches, width;
-# threads.
-_SAMPLE_ARGS = [_ptr] * 4 + [ctypes.c_int64] * 4 + [ctypes.c_int]
 # The sequence kernels exist as _f32 and _f64; every pointer is a c_void_p.
 _SEQUENCE_ARGS = {
     "lstm_forward": [_ptr] * 9 + _sizes,
@@ -71,12 +68,8 @@ def library(device_type: str) -> ctypes.CDLL | None:
             fn.restype = ctypes.c_int
             fn.argtypes = [*args, last]
     if device_type == "cpu":
-        for name, args in (
-            ("ppo_categorical_forward", _PPO_FORWARD_ARGS),
-            ("ppo_categorical_backward", _PPO_BACKWARD_ARGS),
-            ("categorical_sample", _SAMPLE_ARGS),
-        ):
-            fn = getattr(lib, f"puffer_{name}_cpu")
+        for name, args in (("forward", _PPO_FORWARD_ARGS), ("backward", _PPO_BACKWARD_ARGS)):
+            fn = getattr(lib, f"puffer_ppo_categorical_{name}_cpu")
             fn.restype = ctypes.c_int
             fn.argtypes = args
         lib.puffer_cpu_vector_bits.restype = ctypes.c_int

@@ -24,7 +24,6 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from puffer.core import APIUsageError
-from puffer.kernels.sample import categorical_sample, categorical_sample_available
 from puffer.train.policies.encoders import layer_init
 
 __all__ = ["ActionHead", "CategoricalHead", "GaussianHead", "MixedHead", "make_head"]
@@ -111,14 +110,7 @@ class CategoricalHead(ActionHead):
         return self._logprob(logp_all, action), entropy
 
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        grid = self.logit_grid(params, action_mask)
-        if categorical_sample_available(grid) and not (
-            torch.is_grad_enabled() and grid.requires_grad
-        ):
-            # One kernel pass on the CPU, by inverse CDF: one uniform per branch.
-            action, logprob = categorical_sample(grid, torch.rand(grid.shape[:-1]))
-            return (action.squeeze(-1) if self.scalar else action), logprob
-        logp_all = torch.log_softmax(grid, dim=-1)
+        logp_all = torch.log_softmax(self.logit_grid(params, action_mask), dim=-1)
         # Gumbel-max: argmax(log p - log q) with q = -log U ~ Exp(1) (the exponential race that
         # torch.multinomial runs, in log space). Not multinomial itself: it checks p on the
         # host, a sync on every CUDA step. U is drawn from [tiny, 1), so log q is finite (within

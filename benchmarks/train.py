@@ -3,8 +3,9 @@
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
 collected per wall-clock second while training. Every trainer runs `--epochs` epochs (the
 in-process ones more, until `--seconds` have passed) after one warm-up epoch, `--repeats`
-times; the medians are printed with the median of the repeats' ratios, then each trainer's
-repeats (in run order, with their spread). Rows:
+times; the medians are printed with the median of the repeats' ratios, then each repeat's own
+ratio per row (with their min and max) and each trainer's repeats (in run order, with their
+spread). Rows:
 
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
@@ -408,6 +409,7 @@ def main() -> None:
         f"load after={os.getloadavg()[0]:.1f}; median steps/s (steps per CPU second); ratio: "
         "the median of the repeats' own ratios (each repeat's runs share the machine's state)"
     )
+    each_ratio: dict[str, list[float]] = {}
     for row in args.rows:
         ours, peer = ROWS[row]
         line = f"{row:8s} {ours:17s} {sps[ours]:8,.0f} ({cpu[ours]:7,.0f})"
@@ -415,6 +417,7 @@ def main() -> None:
         for name in peers:
             if name in sps:
                 pairs = list(zip(results[ours], results[name], strict=True))
+                each_ratio[f"{row} vs {name}"] = [a[0] / b[0] for a, b in pairs]
                 ratio = statistics.median(a[0] / b[0] for a, b in pairs)
                 cpu_ratio = statistics.median(a[1] / b[1] for a, b in pairs)
                 line += (
@@ -425,7 +428,14 @@ def main() -> None:
                 line += f" | {name}: not run (--pufferlib DIR / --device cpu)"
         print(line)
     # The machine's speed drifts between repeats (a shared VM's by up to a third): each
-    # trainer's repeats in run order, so a ratio can be read against its own noise.
+    # repeat's own ratio and each trainer's repeats in run order, so a ratio can be read
+    # against its own noise.
+    for name, ratios in each_ratio.items():
+        print(
+            f"ratios {name}: "
+            + " ".join(f"{x:.2f}" for x in ratios)
+            + f" (min {min(ratios):.2f}, max {max(ratios):.2f})"
+        )
     for name, runs in results.items():
         each = [r[0] for r in runs]
         spread = max(each) / min(each) - 1

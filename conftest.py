@@ -1,10 +1,24 @@
-"""Suite-wide setup: one torch thread per test process.
+"""Suite-wide setup: one torch thread per test process, and the slow modules scheduled first.
 
 The suite runs in two xdist workers on the 2-core machines it is tested on, so the trainer's
 auto thread count (`train.torch_threads = 0`: every core) would oversubscribe them. It honours
 `OMP_NUM_THREADS`, as torch does for its default; a value set by the caller is kept.
+
+xdist hands each worker whole modules (`--dist loadscope`) in collection order
+(`--no-loadscope-reorder`). A few modules take minutes (a sanitizer build, sdist builds, Ray
+clusters, CLI subprocesses); started last, one of them runs alone on one core while the other
+idles, and the suite's wall time grows by up to its length. Modules holding a `slow` test are
+therefore collected first, longest-first scheduling in its simplest form.
 """
 
 import os
 
+import pytest
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    # A stable sort: modules (and tests within them) keep their collection order otherwise.
+    items.sort(key=lambda item: item.path not in slow_modules)

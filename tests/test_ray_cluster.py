@@ -28,6 +28,9 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
+# Starts a Ray cluster of real processes: about a minute on 2 cores, so scheduled first.
+pytestmark = pytest.mark.slow
+
 
 RAY = str(Path(sys.executable).with_name("ray"))
 ENV = {

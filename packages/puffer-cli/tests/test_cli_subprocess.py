@@ -20,6 +20,9 @@ import torch
 
 from puffer.train.metrics import read_jsonl
 
+# Real `puffer` subprocesses that train, sweep and resume: minutes on 2 cores, so scheduled first.
+pytestmark = pytest.mark.slow
+
 # The console script when installed, else the module (same code path: puffer.cli.main:main).
 _SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
 PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]

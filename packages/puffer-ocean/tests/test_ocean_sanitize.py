@@ -22,6 +22,9 @@ import pytest
 from puffer.ocean import _ocean
 from puffer.ocean.env import header_path
 
+# Compiles and runs a sanitized harness per env: minutes on 2 cores, so scheduled first.
+pytestmark = pytest.mark.slow
+
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
 HARNESS = Path(__file__).with_name("ocean_harness.c")
 STEPS = 100_000

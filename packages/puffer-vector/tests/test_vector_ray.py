@@ -21,6 +21,9 @@ from puffer.vector.testing import (
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
+# Starts a local Ray and its actors: about a minute on 2 cores, so scheduled first.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def local_ray():

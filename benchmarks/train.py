@@ -1,11 +1,12 @@
 """Training throughput of PuffeRL beside its peers, measured in the same run.
 
 Unit: agent steps per second of the whole training loop (rollout + update), i.e. env steps
-collected per wall-clock second while training. Every trainer runs `--epochs` epochs (the
-in-process ones more, until `--seconds` have passed) after one warm-up epoch, `--repeats`
-times; the medians are printed with the median of the repeats' ratios, then each repeat's own
-ratio per row (with their min and max) and each trainer's repeats (in run order, with their
-spread). Rows:
+collected per wall-clock second while training. Every trainer is set up once and kept alive
+(PufferLib's in its own process, serving epochs on request); then `--repeats` rounds each time
+one block per trainer, in turn: one untimed epoch, then `--epochs` epochs, more until
+`--seconds` have passed. The medians are printed with the median of the rounds' ratios, then
+each round's own ratio per row (with their min and max) and each trainer's blocks (in run
+order, with their spread). Rows:
 
 - `lstm-pl`: LSTM 128 on Ocean breakout, 1,024 envs, horizon 64, minibatch 32,768 (PufferLib
   3.0's shipped breakout config) vs PufferLib 3.0's own trainer on its breakout with that
@@ -23,9 +24,11 @@ The breakouts differ: ours is `puffer.ocean`'s, PufferLib's is its own; both hav
 and the same observation and action sizes, and the env is a small share of the loop's time
 (see the time split printed with `--split`).
 
-Each repeat runs every trainer once, one after another (PufferLib's in its own process), and
-a row's ratio is the median over repeats of that repeat's own ratio: the machine's speed drifts
-(a shared VM's by a third), and runs a few seconds apart share its state.
+A row's ratio is the median over rounds of that round's own ratio, and a row's two trainers
+run in adjacent blocks: the machine's speed drifts (a shared VM's by a third over minutes) and
+swings within seconds, and blocks seconds apart share its state. (Until 2026-11-26 each repeat
+set every trainer up anew and PufferLib's ran as a separate subprocess before ours, tens of
+seconds from our blocks; one round's ratio then ranged over 1.24x-2.01x in one run.)
 
 `--action-masks` instead times PuffeRL with and without all-legal action masks on the native
 cases of the rows (the masks are attached to the env, so the trainer's mask path runs: masks
@@ -90,10 +93,12 @@ ROWS = {
 }
 
 # Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
-# trainer class with its shipped breakout config on our device and thread count, timed like ours.
+# trainer class with its shipped breakout config on our device and thread count. It serves
+# epochs on request, so its blocks alternate with ours: one line in ("epoch"), one epoch run,
+# one line out with this process's CPU seconds so far.
 PUFFERLIB_SCRIPT = """
 import json, sys, time, torch
-epochs, threads, device = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+threads, device = int(sys.argv[1]), sys.argv[2]
 torch.set_num_threads(threads)
 sys.argv = ["puffer", "--train.device", device, "--vec.backend", "Serial", "--vec.num-envs", "1",
             "--train.total-timesteps", str(10**9)]
@@ -103,12 +108,11 @@ vecenv = pufferl.load_env("puffer_breakout", args)
 policy = pufferl.load_policy(args, vecenv)
 trainer = pufferl.PuffeRL(dict(**args["train"], env="puffer_breakout"), vecenv, policy)
 trainer.evaluate(); trainer.train()
-start, cpu, steps = time.perf_counter(), time.process_time(), trainer.global_step
-for _ in range(epochs):
+steps = trainer.global_step
+print("PUFFERLIB " + json.dumps({"steps": steps}), flush=True)
+for line in sys.stdin:
     trainer.evaluate(); trainer.train()
-steps = trainer.global_step - steps
-sps, cpu_sps = steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
-print("PUFFERLIB " + json.dumps({"sps": sps, "cpu_sps": cpu_sps}))
+    print("PUFFERLIB " + json.dumps({"cpu": time.process_time()}), flush=True)
 trainer.utilization.stop()
 """
 
@@ -135,13 +139,14 @@ def _config(case: str, threads: int, device: str, precision: str = "highest") ->
 @dataclass
 class Run:
     """One trainer set up and warmed up (one epoch run): `epoch()` runs one more epoch of
-    `steps` agent steps; `split(seconds)` is the time split of the epochs run since warm-up,
-    given the wall time they took (None where the trainer keeps none); `close()` frees it."""
+    `steps` agent steps; `cpu_clock()` is the CPU seconds its process has used; `times()` is its
+    cumulative time split in seconds (None where the trainer keeps none); `close()` frees it."""
 
     epoch: Callable[[], None]
     steps: int
     close: Callable[[], None]
-    split: Callable[[float], dict[str, float]] | None = None
+    cpu_clock: Callable[[], float] = time.process_time
+    times: Callable[[], dict[str, float]] | None = None
 
 
 def puffer_run(
@@ -160,17 +165,12 @@ def puffer_run(
         trainer.evaluate()
         trainer.train()
 
-    def split(seconds: float) -> dict[str, float]:
-        parts = {key: trainer.times.get(key, 0.0) / seconds for key in TIME_SPLIT}
-        return {**parts, "other": max(0.0, 1 - sum(parts.values()))}
-
     def close() -> None:
         trainer.close()
         env.close()
 
     epoch()
-    trainer.times.clear()
-    return Run(epoch, trainer.sizes.batch_size, close, split)
+    return Run(epoch, trainer.sizes.batch_size, close, times=lambda: dict(trainer.times))
 
 
 def pufferlib_python(folder: str) -> Path:
@@ -184,23 +184,44 @@ def pufferlib_python(folder: str) -> Path:
     )
 
 
-def pufferlib_sps(python: Path, epochs: int, threads: int, device: str) -> tuple[float, float]:
-    """PufferLib 3.0's trainer on its breakout (subprocess, scratch cwd): steps per second and
-    per CPU second of that process."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run(
-            [str(python), "-c", PUFFERLIB_SCRIPT, str(epochs), str(threads), device],
-            cwd=scratch,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-    lines = [x for x in done.stdout.splitlines() if x.startswith("PUFFERLIB ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"PufferLib's trainer failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1].removeprefix("PUFFERLIB "))
-    return result["sps"], result["cpu_sps"]
+def pufferlib_run(python: Path, threads: int, device: str) -> Run:
+    """PufferLib 3.0's trainer on its breakout, kept running in a subprocess (scratch cwd) that
+    runs one epoch per request; the epoch's steps are its batch, from its config."""
+    scratch = tempfile.TemporaryDirectory()
+    stderr = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(
+        [str(python), "-c", PUFFERLIB_SCRIPT, str(threads), device],
+        cwd=scratch.name,
+        env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+
+    def reply() -> dict:
+        for line in proc.stdout:
+            if line.startswith("PUFFERLIB "):
+                return json.loads(line.removeprefix("PUFFERLIB "))
+        stderr.seek(0)
+        raise SystemExit(f"PufferLib's trainer failed ({proc.wait()}):\n{stderr.read()[-3000:]}")
+
+    first_steps = reply()["steps"]  # after its warm-up epoch: one epoch's steps
+    last_cpu = 0.0
+
+    def epoch() -> None:
+        nonlocal last_cpu
+        proc.stdin.write("epoch\n")
+        proc.stdin.flush()
+        last_cpu = reply()["cpu"]
+
+    def close() -> None:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        stderr.close()
+        scratch.cleanup()
+
+    return Run(epoch, first_steps, close, cpu_clock=lambda: last_cpu)
 
 
 def cleanrl_run(case: str, threads: int, update_epochs: int, precision: str = "highest") -> Run:
@@ -302,47 +323,75 @@ def cleanrl_run(case: str, threads: int, update_epochs: int, precision: str = "h
     return Run(iteration, steps * n, env.close)
 
 
-def time_in_turn(
-    runs: dict[str, Callable[[], Run]], epochs: int, seconds: float
-) -> dict[str, tuple]:
-    """Set up, warm up and time each run in turn, then close it: `epochs` epochs back to back,
-    more while under `seconds` (a 0.6 s window, four MLP epochs, swung by 75 % on a shared VM).
+@dataclass
+class Block:
+    """One timed block of one trainer: steps/s, steps per CPU second of its process, and its
+    time split (fractions of the block's wall time; None where the trainer keeps none)."""
 
-    Back to back, not epoch by epoch: an epoch run right after another trainer's starts with
-    cold caches, and that cost our MLP 15 % of its steps/s (2-core Xeon, 4 alternating repeats
-    of each way) against a few percent for the CleanRL-style loop's three-times-longer epochs.
+    sps: float
+    cpu_sps: float
+    split: dict[str, float] | None
 
-    Returns:
-        {name: (steps/s, steps per CPU second of this process, time split or None)}.
+
+def time_block(run: Run, epochs: int, seconds: float) -> Block:
+    """One untimed epoch, then `epochs` epochs, more while under `seconds`.
+
+    The untimed epoch is there because the block follows another trainer's: an epoch run right
+    after another trainer's starts with cold caches, which cost our MLP 15 % of its steps/s
+    (2-core Xeon, 4 alternating repeats of each way) against a few percent for the CleanRL-style
+    loop's three-times-longer epochs.
     """
-    results = {}
-    for name, make in runs.items():
-        run = make()
-        start, cpu_start, done = time.perf_counter(), time.process_time(), 0
-        while done < epochs or time.perf_counter() - start < seconds:
-            run.epoch()
-            done += 1
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        steps = run.steps * done
-        results[name] = (steps / wall, steps / cpu, run.split(wall) if run.split else None)
-        run.close()
-    return results
+    run.epoch()
+    before = run.times() if run.times else None
+    start, cpu_start, done = time.perf_counter(), run.cpu_clock(), 0
+    while done < epochs or time.perf_counter() - start < seconds:
+        run.epoch()
+        done += 1
+    wall, cpu = time.perf_counter() - start, run.cpu_clock() - cpu_start
+    split = None
+    if run.times:
+        after = run.times()
+        parts = {key: (after.get(key, 0.0) - before.get(key, 0.0)) / wall for key in TIME_SPLIT}
+        split = {**parts, "other": max(0.0, 1 - sum(parts.values()))}
+    steps = run.steps * done
+    return Block(steps / wall, steps / cpu, split)
+
+
+def time_alternating(
+    makers: dict[str, Callable[[], Run]], repeats: int, epochs: int, seconds: float
+) -> dict[str, list[Block]]:
+    """Set up every trainer once, then `repeats` rounds of one block each, in turn.
+
+    A shared VM's speed drifts by a third over minutes and swings within seconds, so the
+    trainers compared in a row are timed in blocks of a few seconds, alternating, all alive at
+    once: a row's ratio is then taken between blocks seconds apart, never between runs minutes
+    apart.
+    """
+    runs: dict[str, Run] = {}
+    try:
+        for name, make in makers.items():
+            runs[name] = make()
+        blocks: dict[str, list[Block]] = {name: [] for name in runs}
+        for _ in range(repeats):
+            for name, run in runs.items():
+                blocks[name].append(time_block(run, epochs, seconds))
+        return blocks
+    finally:
+        for run in runs.values():
+            run.close()
 
 
 def time_the_mask_path(args: argparse.Namespace) -> None:
     """Masked vs unmasked PuffeRL on the native cases of `args.rows`, in turn within each repeat."""
     cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
     for case in (c for c in cases if CASES[c][2] == "native"):
-        plain, masked = [], []
-        for _ in range(args.repeats):
-            runs = {
-                masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
-                for masks in (False, True)
-            }
-            sps = time_in_turn(runs, args.epochs, args.seconds)
-            plain.append(sps[False][0])
-            masked.append(sps[True][0])
-        p, m = statistics.median(plain), statistics.median(masked)
+        makers = {
+            masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
+            for masks in (False, True)
+        }
+        blocks = time_alternating(makers, args.repeats, args.epochs, args.seconds)
+        p = statistics.median(b.sps for b in blocks[False])
+        m = statistics.median(b.sps for b in blocks[True])
         print(f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x")
 
 
@@ -379,35 +428,28 @@ def main() -> None:
         time_the_mask_path(args)
         return
     python = pufferlib_python(args.pufferlib) if args.pufferlib else None
-    runners: dict[str, Callable[[], Run]] = {}
+    # In row order, each row's peer right after ours: a row's blocks are seconds apart.
+    makers: dict[str, Callable[[], Run]] = {}
     for row in args.rows:
         ours, peer = ROWS[row]
         for name in (ours, peer):
             if name in CASES:
-                runners[name] = lambda n=name: puffer_run(
+                makers[name] = lambda n=name: puffer_run(
                     n, args.threads, args.device, precision=args.matmul_precision
                 )
+            elif name == "pufferlib" and python is not None:
+                makers[name] = lambda: pufferlib_run(python, args.threads, args.device)
         if peer == "cleanrl" and args.device == "cpu":
             for u in (4, 1):
-                runners[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_run(
+                makers[f"{ours}/cleanrl{u}"] = lambda c=ours, u=u: cleanrl_run(
                     c, args.threads, u, args.matmul_precision
                 )
-    with_pufferlib = python is not None and any(ROWS[r][1] == "pufferlib" for r in args.rows)
-    results: dict[str, list] = {name: [] for name in runners}
-    if with_pufferlib:
-        results["pufferlib"] = []
-    for _ in range(args.repeats):
-        if with_pufferlib:
-            results["pufferlib"].append(
-                pufferlib_sps(python, args.epochs, args.threads, args.device)
-            )
-        for name, result in time_in_turn(runners, args.epochs, args.seconds).items():
-            results[name].append(result)
-    sps = {name: statistics.median(r[0] for r in runs) for name, runs in results.items()}
-    cpu = {name: statistics.median(r[1] for r in runs) for name, runs in results.items()}
+    results = time_alternating(makers, args.repeats, args.epochs, args.seconds)
+    sps = {name: statistics.median(b.sps for b in blocks) for name, blocks in results.items()}
+    cpu = {name: statistics.median(b.cpu_sps for b in blocks) for name, blocks in results.items()}
     print(
         f"load after={os.getloadavg()[0]:.1f}; median steps/s (steps per CPU second); ratio: "
-        "the median of the repeats' own ratios (each repeat's runs share the machine's state)"
+        "the median of the repeats' own ratios (each repeat's blocks are seconds apart)"
     )
     each_ratio: dict[str, list[float]] = {}
     for row in args.rows:
@@ -417,9 +459,9 @@ def main() -> None:
         for name in peers:
             if name in sps:
                 pairs = list(zip(results[ours], results[name], strict=True))
-                each_ratio[f"{row} vs {name}"] = [a[0] / b[0] for a, b in pairs]
-                ratio = statistics.median(a[0] / b[0] for a, b in pairs)
-                cpu_ratio = statistics.median(a[1] / b[1] for a, b in pairs)
+                each_ratio[f"{row} vs {name}"] = [a.sps / b.sps for a, b in pairs]
+                ratio = statistics.median(a.sps / b.sps for a, b in pairs)
+                cpu_ratio = statistics.median(a.cpu_sps / b.cpu_sps for a, b in pairs)
                 line += (
                     f" | {name} {sps[name]:8,.0f} ({cpu[name]:7,.0f}) ratio "
                     f"{ratio:.2f}x ({cpu_ratio:.2f}x)"
@@ -436,14 +478,14 @@ def main() -> None:
             + " ".join(f"{x:.2f}" for x in ratios)
             + f" (min {min(ratios):.2f}, max {max(ratios):.2f})"
         )
-    for name, runs in results.items():
-        each = [r[0] for r in runs]
+    for name, blocks in results.items():
+        each = [b.sps for b in blocks]
         spread = max(each) / min(each) - 1
         print(f"repeats {name}: " + " ".join(f"{x:,.0f}" for x in each) + f" (spread {spread:.0%})")
     if args.split:
-        for name, runs in results.items():
+        for name, blocks in results.items():
             if name in CASES:
-                split = runs[-1][2]  # the last repeat's
+                split = blocks[-1].split  # the last repeat's
                 print(f"split {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in split.items()))
 
 

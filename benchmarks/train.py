@@ -110,7 +110,7 @@ trainer = pufferl.PuffeRL(dict(**args["train"], env="puffer_breakout"), vecenv, 
 trainer.evaluate(); trainer.train()
 steps = trainer.global_step
 print("PUFFERLIB " + json.dumps({"steps": steps}), flush=True)
-for line in sys.stdin:
+for _request in sys.stdin:
     trainer.evaluate(); trainer.train()
     print("PUFFERLIB " + json.dumps({"cpu": time.process_time()}), flush=True)
 trainer.utilization.stop()
@@ -382,7 +382,7 @@ def time_alternating(
 
 
 def time_the_mask_path(args: argparse.Namespace) -> None:
-    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, in turn within each repeat."""
+    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, in alternating blocks."""
     cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
     for case in (c for c in cases if CASES[c][2] == "native"):
         makers = {
@@ -398,11 +398,9 @@ def time_the_mask_path(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
-    parser.add_argument("--epochs", type=int, default=4, help="timed epochs per repeat")
-    parser.add_argument(
-        "--seconds", type=float, default=3.0, help="least timed seconds per in-process trainer"
-    )
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=4, help="least timed epochs per block")
+    parser.add_argument("--seconds", type=float, default=3.0, help="least timed seconds per block")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of one block per trainer")
     parser.add_argument(
         "--threads", type=int, default=0, help="torch threads (every trainer); 0: the cores"
     )
@@ -449,7 +447,7 @@ def main() -> None:
     cpu = {name: statistics.median(b.cpu_sps for b in blocks) for name, blocks in results.items()}
     print(
         f"load after={os.getloadavg()[0]:.1f}; median steps/s (steps per CPU second); ratio: "
-        "the median of the repeats' own ratios (each repeat's blocks are seconds apart)"
+        "the median of the rounds' own ratios (each round's blocks are seconds apart)"
     )
     each_ratio: dict[str, list[float]] = {}
     for row in args.rows:
@@ -469,9 +467,9 @@ def main() -> None:
             else:
                 line += f" | {name}: not run (--pufferlib DIR / --device cpu)"
         print(line)
-    # The machine's speed drifts between repeats (a shared VM's by up to a third): each
-    # repeat's own ratio and each trainer's repeats in run order, so a ratio can be read
-    # against its own noise.
+    # The machine's speed drifts between rounds (a shared VM's by up to a third): each
+    # round's own ratio and each trainer's blocks in run order, so a ratio can be read against
+    # its own noise.
     for name, ratios in each_ratio.items():
         print(
             f"ratios {name}: "
@@ -485,7 +483,7 @@ def main() -> None:
     if args.split:
         for name, blocks in results.items():
             if name in CASES:
-                split = blocks[-1].split  # the last repeat's
+                split = blocks[-1].split  # the last round's
                 print(f"split {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in split.items()))
 
 

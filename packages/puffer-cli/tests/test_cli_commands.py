@@ -6,14 +6,16 @@ import shlex
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from typer.testing import CliRunner
 
 from puffer.cli import __version__
 from puffer.cli.commands._common import console
-from puffer.cli.commands.sweep import slot_env
+from puffer.cli.commands.sweep import _on_event, slot_env
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
 from puffer.core import registered_envs
+from puffer.sweep import RunRecord, SweepEvent
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import usable_cores
 
@@ -48,6 +50,22 @@ def test_version_and_help() -> None:
         "play",
     ):
         assert command in result.output
+
+
+def test_command_help_loses_no_text_to_rich_markup() -> None:
+    # Help is rendered as rich markup, where "[vec]" would be a (silently dropped) style tag.
+    for command in app.registered_commands:
+        doc = command.callback.__doc__
+        assert Text.from_markup(doc).plain == doc, command.callback.__name__
+
+
+def test_a_failed_sweep_run_is_reported_with_its_brackets() -> None:
+    error = "ValueError: [sweep] metric 'score' was never reported by squared"
+    record = RunRecord(run_id=3, params={}, score=None, cost=1.5, status="failed", error=error)
+    event = SweepEvent("finished", 3, {}, record, num_finished=4, max_runs=8, best=None)
+    with console.capture() as captured:
+        _on_event(event)
+    assert error in captured.get()
 
 
 def test_list_shows_every_registered_env() -> None:

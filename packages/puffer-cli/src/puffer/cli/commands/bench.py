@@ -60,7 +60,7 @@ def bench(
     seconds: float = typer.Option(2.0, "--seconds", min=0.01, help="Length of one timed window."),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Timed windows; the median is shown."),
 ) -> None:
-    """Print random-policy steps/s of ENV through the [vec] vectorizer of its config."""
+    """Print random-policy steps/s of ENV through the vectorizer its config names (vec.backend)."""
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
         vec = resolved.run.vec

@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from puffer.cli.commands._common import (
@@ -103,7 +104,7 @@ def _on_event(event: SweepEvent) -> None:
     elif event.kind == "finished" and event.record is not None:
         record = event.record
         outcome = (
-            f"[red]failed[/red]: {record.error.strip().splitlines()[-1]}"
+            f"[red]failed[/red]: {escape(record.error.strip().splitlines()[-1])}"
             if record.failed
             else f"score {record.score:.4g}"
         )
@@ -141,7 +142,7 @@ def sweep(
     slots: int = typer.Option(1, "--slots", min=1, help="Runs trained at once (processes)."),
     wandb: bool = typer.Option(False, "--wandb", help="Also log every run to wandb."),
 ) -> None:
-    """Search the [sweep] hyperparameters of ENV: train each suggestion, log it, rank them."""
+    """Search the hyperparameters in ENV's sweep section: train each suggestion, log it, rank them."""
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args, host=True)
         sweep_config = resolved.sweep

@@ -1,4 +1,5 @@
-"""Suite-wide setup: one torch thread per test process, and the slow modules scheduled first.
+"""Suite-wide setup: one torch thread per test process, the slow modules scheduled first, and a
+fixture that imports a script of `benchmarks/`.
 
 The suite runs in two xdist workers on the 2-core machines it is tested on, so the trainer's
 auto thread count (`train.torch_threads = 0`: every core) would oversubscribe them. It honours
@@ -11,7 +12,12 @@ idles, and the suite's wall time grows by up to its length. Modules holding a `s
 therefore collected first, longest-first scheduling in its simplest form.
 """
 
+import importlib.util
 import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -22,3 +28,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
     # A stable sort: modules (and tests within them) keep their collection order otherwise.
     items.sort(key=lambda item: item.path not in slow_modules)
+
+
+@pytest.fixture
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Import `benchmarks/<name>.py` (not a package) as a module, for tests of its parts."""
+
+    def load(name: str) -> ModuleType:
+        path = Path(__file__).parent / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"_benchmark_{name}", path)
+        assert spec is not None and spec.loader is not None, f"{path} is missing"
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -3,11 +3,7 @@ that Random fails: warm-up in runs, integer and categorical moves, cost cap, a m
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -205,24 +201,13 @@ def test_sweep_protein_respects_the_cost_cap() -> None:
         assert sum(over) <= 1, (seed, over)
 
 
-def _benchmark() -> ModuleType:
-    """benchmarks/sweep.py, whose mixed task the next test runs at a smaller size."""
-    path = Path(__file__).parents[3] / "benchmarks" / "sweep.py"
-    spec = importlib.util.spec_from_file_location("_sweep_benchmark", path)
-    assert spec is not None and spec.loader is not None, f"{path} is missing"
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 RUNS = 20
 
 
-def test_sweep_protein_beats_random_on_a_mixed_space() -> None:
+def test_sweep_protein_beats_random_on_a_mixed_space(benchmark_script) -> None:
     # benchmarks/sweep.py at a smaller size (README: 30 runs, 10 seeds, Protein vs Random at
     # the same seed). Here each Protein sweep must beat the 75th percentile of 20 Random sweeps.
-    bench = _benchmark()
+    bench = benchmark_script("sweep")
     for seed in (0, 1):
         task = bench._mixed(seed)
         random_best = [bench.best_after(task, "random", s, RUNS) for s in range(100, 120)]

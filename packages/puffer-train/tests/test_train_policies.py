@@ -12,11 +12,13 @@ from puffer.kernels import lstm_sequence
 from puffer.train import PolicyConfig, make_policy
 from puffer.train.optim import muon_parameters
 from puffer.train.policies import (
+    IMPALA,
     CategoricalHead,
     GaussianHead,
     LSTMCore,
     MinGRUCore,
     MixedHead,
+    NatureCNN,
     recurrent,
 )
 from puffer.train.policies.recurrent import mingru_sequence_reference
@@ -58,6 +60,35 @@ def test_policy_shapes(encoder: str, obs: spaces.Box, recurrent: str) -> None:
     else:
         with pytest.raises(APIUsageError, match="needs `starts`"):
             policy.forward_train(seq, policy.initial_state(2), None)
+
+
+@pytest.mark.parametrize(
+    ("encoder_cls", "shape"),
+    [(NatureCNN, (4, 84, 84)), (NatureCNN, (84, 84, 3)), (IMPALA, (3, 64, 64))],
+    ids=["nature-chw", "nature-hwc", "impala-chw"],
+)
+def test_cpu_image_encoders_run_channels_last_and_compute_the_same(encoder_cls, shape) -> None:
+    torch.manual_seed(0)
+    encoder = encoder_cls(shape, 32, 8)
+    obs = torch.randint(0, 256, (5, *shape), dtype=torch.uint8)
+    prepared = encoder.prepare(obs)
+    assert prepared.is_contiguous(memory_format=torch.channels_last)
+    plain = obs if encoder.channels_first else obs.permute(0, 3, 1, 2)
+    torch.testing.assert_close(prepared, plain.float() / 255, rtol=1e-7, atol=0)
+    # The same network on the plain (N, C, H, W) layout: values and gradients agree to float32
+    # rounding (oneDNN sums in another order).
+    reference = encoder_cls(shape, 32, 8)
+    reference.load_state_dict(encoder.state_dict())
+    reference.prepare = lambda o: (
+        (o if reference.channels_first else o.permute(0, 3, 1, 2)).float().contiguous() / 255
+    )
+    out, expected = encoder(obs), reference(obs)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    out.square().sum().backward()
+    expected.square().sum().backward()
+    for got, want in zip(encoder.parameters(), reference.parameters(), strict=True):
+        assert got.grad.stride() == got.stride()  # Adam's fused step wants matching layouts
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-6)
 
 
 def test_unknown_policy_names_raise() -> None:

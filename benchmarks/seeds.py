@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--data-dir", help="where the runs go (default: a temporary folder)")
     parser.add_argument("--json", help="also write the summary to this file")
     args, extra = parser.parse_known_args()
+    if args.window < 1:
+        parser.error(f"--window is {args.window}; the mean needs at least 1 epoch")
     extra = [a for a in extra if a != "--"]
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="puffer-seeds-"))
     print(f"{args.env}: seeds {args.seeds}, runs under {data_dir}", flush=True)
@@ -191,9 +193,12 @@ def main() -> None:
             f"({p.first_reached * skip:,} frames)"
         )
         mean = "-" if p.window_mean is None else f"{p.window_mean:.2f}"
+        # 0: the TOML's budget ran out first; 128 + SIGTERM: stopped here, checkpoint written.
+        failed = "" if process.returncode in (0, 128 + signal.SIGTERM) else " FAILED"
         print(
-            f"seed {seed}: {p.steps:,} steps ({p.steps * skip:,} frames), {p.sps:,.0f} steps/s, "
-            f"{args.metric} over the last {args.window} epochs {mean}{reached}; log {log}"
+            f"seed {seed}{failed}: {p.steps:,} steps ({p.steps * skip:,} frames), "
+            f"{p.sps:,.0f} steps/s, {args.metric} over the last {args.window} epochs "
+            f"{mean}{reached}; exit code {process.returncode}, log {log}"
         )
     print(
         f"wall time {wall / 60:.1f} min for {len(runs)} seeds side by side on {os.cpu_count()} cpus"

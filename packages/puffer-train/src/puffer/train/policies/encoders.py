@@ -124,9 +124,9 @@ class _Image(nn.Module):
         self.chw = (c, h, w)
 
     def prepare(self, obs: Tensor) -> Tensor:
-        """(N, C, H, W) or (N, H, W, C) observations -> (N, C, H, W) float32 in [0, 1] (uint8)
-        or as given; laid out channels-last when training on the CPU (the permuted view of
-        channels-last input already is)."""
+        """(N, C, H, W) or (N, H, W, C) observations -> (N, C, H, W) float32, uint8 scaled to
+        [0, 1]. Channels-last in memory when training on the CPU; an (N, H, W, C) input's
+        permuted view always is."""
         if not self.channels_first:
             obs = obs.permute(0, 3, 1, 2)
         elif obs.device.type == "cpu" and torch.is_grad_enabled():

@@ -24,6 +24,7 @@ run's `env.num_threads` 0 is one per core), so pass a share of them too.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import signal
@@ -31,10 +32,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from puffer.cli.commands.sweep import slot_env
+from puffer.train.metrics import read_jsonl
 from puffer.train.paths import RunPaths
 
 EPISODES = "performance/episodes"
@@ -52,7 +55,7 @@ class Progress:
 
 
 def read_progress(metrics: Path, metric: str, window: int, target: float | None) -> Progress:
-    """Scan a run's metrics.jsonl (complete lines only: the run may be writing its next one).
+    """What a run's metrics.jsonl says so far (complete rows only: the run may be writing one).
 
     The windowed mean weights each epoch's mean by the episodes it finished
     (`performance/episodes`), so it is the mean over those episodes, not over epochs.
@@ -60,37 +63,34 @@ def read_progress(metrics: Path, metric: str, window: int, target: float | None)
     progress = Progress()
     if not metrics.exists():
         return progress
-    recent: list[tuple[float, float]] = []  # (epoch mean, episodes) of epochs that report it
-    with metrics.open() as lines:
-        for line in lines:
-            if not line.endswith("\n"):
-                break
-            row = json.loads(line)
-            progress.steps = int(row.get(STEP, row.get("step", progress.steps)))
-            progress.sps = row.get("performance/sps", progress.sps)
-            key = f"environment/{metric}"
-            if key not in row:
-                continue
-            recent = [*recent, (row[key], max(row.get(EPISODES, 1.0), 1.0))][-window:]
-            total = sum(n for _, n in recent)
-            progress.window_mean = sum(m * n for m, n in recent) / total
-            if (
-                target is not None
-                and progress.first_reached is None
-                and len(recent) == window
-                and progress.window_mean >= target
-            ):
+    key = f"environment/{metric}"
+    recent: deque[tuple[float, float]] = deque(maxlen=window)  # (epoch mean, episodes)
+    for row in read_jsonl(metrics):
+        progress.steps = int(row.get(STEP, row.get("step", progress.steps)))
+        progress.sps = row.get("performance/sps", progress.sps)
+        if key not in row:
+            continue
+        recent.append((row[key], max(row.get(EPISODES, 1.0), 1.0)))
+        progress.window_mean = sum(m * n for m, n in recent) / sum(n for _, n in recent)
+        full = len(recent) == window
+        if target is not None and progress.first_reached is None and full:
+            if progress.window_mean >= target:
                 progress.first_reached = progress.steps
     return progress
 
 
 def frame_skip(env: str, config_json: Path) -> int:
-    """Emulator frames per agent step: the run's `env.frameskip`, else Atari's default 4."""
+    """Emulator frames per agent step: the run's `env.frameskip`, else `AtariEnv`'s default
+    for `atari-*` envs, else 1."""
     if config_json.exists():
         skip = json.loads(config_json.read_text()).get("env", {}).get("frameskip")
         if skip is not None:
             return int(skip)
-    return 4 if env.startswith("atari-") else 1
+    if env.startswith("atari-"):
+        from puffer.envs.atari import AtariEnv  # ale-py itself is imported only on construction
+
+        return inspect.signature(AtariEnv).parameters["frameskip"].default
+    return 1
 
 
 def main() -> None:

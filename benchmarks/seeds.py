@@ -8,8 +8,13 @@ the epoch and writes its checkpoint) once it passes `--steps` or when `--minutes
 Every `--report` seconds it prints one line per seed; at the end, per seed: steps and frames
 reached, wall time, steps/s, the mean of `--metric` over the episodes that the last `--window`
 logged epochs finished, and the first step at which that windowed mean reached `--target`.
+`--stop-at-target` stops a run there. `--resume` continues the runs in `--data-dir` from their
+checkpoints (same arguments after `--`), so one measurement can span several sittings: the
+metrics, the first step at the target and the wall time then count from each run's start.
 
     uv run python benchmarks/seeds.py minatar-breakout --seeds 0 1 2 --steps 1000000
+    uv run python benchmarks/seeds.py atari-pong --seeds 0 --steps 2500000 --target 15 \\
+        --stop-at-target --minutes 100 --data-dir pong   # then the same with --resume
     python benchmarks/seeds.py atari-pong --seeds 0 1 2 --steps 2500000 --target 15 \\
         --minutes 9 --json pong.json -- --train.device cuda --env.num-envs 32 \\
         --env.num-threads 4 --train.horizon 32 --train.minibatch-size 256
@@ -42,6 +47,7 @@ from puffer.train.paths import RunPaths
 
 EPISODES = "performance/episodes"
 STEP = "performance/global_step"
+WALL = "seeds.json"  # in each run's folder: its wall time over every sitting so far
 
 
 @dataclass
@@ -105,12 +111,36 @@ def main() -> None:
     parser.add_argument("--report", type=float, default=60.0, help="seconds between reports")
     parser.add_argument("--data-dir", help="where the runs go (default: a temporary folder)")
     parser.add_argument("--json", help="also write the summary to this file")
+    parser.add_argument(
+        "--stop-at-target", action="store_true", help="stop a run once its mean reaches --target"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the runs in --data-dir from checkpoints"
+    )
     args, extra = parser.parse_known_args()
     if args.window < 1:
         parser.error(f"--window is {args.window}; the mean needs at least 1 epoch")
+    if args.stop_at_target and args.target is None:
+        parser.error("--stop-at-target needs --target")
+    if args.resume and args.data_dir is None:
+        parser.error("--resume needs --data-dir, the folder of the runs to continue")
     extra = [a for a in extra if a != "--"]
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="puffer-seeds-"))
     print(f"{args.env}: seeds {args.seeds}, runs under {data_dir}", flush=True)
+
+    earlier_wall: dict[int, float] = {}  # seconds the resumed runs ran in earlier sittings
+    for seed in args.seeds:
+        paths = RunPaths(data_dir, args.env, f"seed{seed}")
+        if paths.checkpoint.is_file():
+            if not args.resume:
+                parser.error(
+                    f"{paths.checkpoint} exists; pass --resume to continue that run, "
+                    "or choose another --data-dir"
+                )
+            wall = paths.root / WALL
+            earlier_wall[seed] = json.loads(wall.read_text())["wall_s"] if wall.exists() else 0.0
+            steps = read_progress(paths.metrics, args.metric, 1, None).steps
+            print(f"seed {seed}: resuming at {steps:,} steps", flush=True)
 
     start = time.monotonic()
     runs: dict[int, tuple[subprocess.Popen, RunPaths, Path]] = {}
@@ -118,6 +148,7 @@ def main() -> None:
         paths = RunPaths(data_dir, args.env, f"seed{seed}")
         paths.root.mkdir(parents=True, exist_ok=True)
         log = paths.root / "train.log"
+        resume = ["--train.resume", "true"] if seed in earlier_wall else []
         command = [
             sys.executable,
             "-m",
@@ -131,9 +162,10 @@ def main() -> None:
             str(data_dir),
             "--train.run-id",
             paths.run_id,
+            *resume,
             *extra,
         ]
-        with log.open("w") as out:
+        with log.open("a" if resume else "w") as out:
             process = subprocess.Popen(
                 command,
                 stdout=out,
@@ -152,8 +184,9 @@ def main() -> None:
             for seed, (process, paths, _) in runs.items():
                 if process.poll() is not None or seed in stopping:
                     continue
-                steps = read_progress(paths.metrics, args.metric, 1, None).steps
-                if late or (args.steps is not None and steps >= args.steps):
+                p = read_progress(paths.metrics, args.metric, args.window, args.target)
+                reached = args.stop_at_target and p.first_reached is not None
+                if late or reached or (args.steps is not None and p.steps >= args.steps):
                     process.send_signal(signal.SIGTERM)
                     stopping.add(seed)
             if now - last_report >= args.report:
@@ -181,7 +214,9 @@ def main() -> None:
     for seed, (process, paths, log) in runs.items():
         p = read_progress(paths.metrics, args.metric, args.window, args.target)
         skip = frame_skip(args.env, paths.config)
-        row = {"seed": seed, "frames": p.steps * skip, "wall_s": round(wall, 1), **asdict(p)}
+        seed_wall = earlier_wall.get(seed, 0.0) + wall
+        (paths.root / WALL).write_text(json.dumps({"wall_s": seed_wall}))
+        row = {"seed": seed, "frames": p.steps * skip, "wall_s": round(seed_wall, 1), **asdict(p)}
         row["exit_code"] = process.returncode
         summary.append(row)
         reached = (
@@ -198,7 +233,8 @@ def main() -> None:
         print(
             f"seed {seed}{failed}: {p.steps:,} steps ({p.steps * skip:,} frames), "
             f"{p.sps:,.0f} steps/s, {args.metric} over the last {args.window} epochs "
-            f"{mean}{reached}; exit code {process.returncode}, log {log}"
+            f"{mean}{reached}; {seed_wall / 60:.1f} min in all; exit code {process.returncode}, "
+            f"log {log}"
         )
     print(
         f"wall time {wall / 60:.1f} min for {len(runs)} seeds side by side on {os.cpu_count()} cpus"

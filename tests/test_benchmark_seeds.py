@@ -98,3 +98,33 @@ def test_two_seeds_train_side_by_side_and_stop_at_the_step_budget(tmp_path: Path
         assert math.isfinite(run["window_mean"])
         root = tmp_path / "runs" / "cartpole" / f"seed{run['seed']}"
         assert (root / "checkpoint.pt").exists() and (root / "train.log").exists()
+
+
+def _run_seeds(tmp_path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(SCRIPT), "cartpole", "--seeds", "0", "--window", "2"]
+    command += ["--data-dir", str(tmp_path / "runs"), "--json", str(tmp_path / "summary.json")]
+    command += [*args, "--", "--env.num-envs", "8"]
+    return subprocess.run(command, check=check, timeout=300, capture_output=True, text=True)
+
+
+@pytest.mark.slow
+def test_a_run_stops_at_its_target_and_a_later_sitting_resumes_it(tmp_path: Path) -> None:
+    # Every cartpole episode returns more than 0, so the mean reaches 0 once 2 epochs are in.
+    _run_seeds(tmp_path, "--steps", "1000000", "--target", "0", "--stop-at-target")
+    first = json.loads((tmp_path / "summary.json").read_text())["runs"][0]
+    assert first["exit_code"] == 128 + 15 and first["first_reached"] is not None
+    assert first["steps"] < 1_000_000
+
+    again = _run_seeds(tmp_path, "--steps", "1000", check=False)
+    assert again.returncode == 2 and "pass --resume" in again.stderr
+
+    budget = first["steps"] + 2000
+    resumed = _run_seeds(tmp_path, "--steps", str(budget), "--target", "0", "--resume")
+    assert f"resuming at {first['steps']:,} steps" in resumed.stdout
+    second = json.loads((tmp_path / "summary.json").read_text())["runs"][0]
+    assert second["steps"] >= budget and second["exit_code"] in (0, 128 + 15)
+    assert second["first_reached"] == first["first_reached"]  # read from the whole history
+    assert second["wall_s"] > first["wall_s"]  # both sittings count
+    metrics = (tmp_path / "runs/cartpole/seed0/metrics.jsonl").read_text().splitlines()
+    steps = [json.loads(line)["step"] for line in metrics]
+    assert steps == sorted(set(steps))  # the resumed run appended, with no epoch logged twice

@@ -175,6 +175,7 @@ def main() -> None:
         runs[seed] = (process, paths, log)
 
     stopping: set[int] = set()
+    ended: dict[int, float] = {}  # when each run was seen to have exited (its own wall time)
     last_report = start
     try:
         while any(process.poll() is None for process, _, _ in runs.values()):
@@ -182,7 +183,10 @@ def main() -> None:
             now = time.monotonic()
             late = args.minutes is not None and now - start > args.minutes * 60
             for seed, (process, paths, _) in runs.items():
-                if process.poll() is not None or seed in stopping:
+                if process.poll() is not None:
+                    ended.setdefault(seed, now)
+                    continue
+                if seed in stopping:
                     continue
                 p = read_progress(paths.metrics, args.metric, args.window, args.target)
                 reached = args.stop_at_target and p.first_reached is not None
@@ -214,7 +218,7 @@ def main() -> None:
     for seed, (process, paths, log) in runs.items():
         p = read_progress(paths.metrics, args.metric, args.window, args.target)
         skip = frame_skip(args.env, paths.config)
-        seed_wall = earlier_wall.get(seed, 0.0) + wall
+        seed_wall = earlier_wall.get(seed, 0.0) + ended.get(seed, start + wall) - start
         (paths.root / WALL).write_text(json.dumps({"wall_s": seed_wall}))
         row = {"seed": seed, "frames": p.steps * skip, "wall_s": round(seed_wall, 1), **asdict(p)}
         row["exit_code"] = process.returncode

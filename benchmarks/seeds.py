@@ -128,9 +128,9 @@ def main() -> None:
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="puffer-seeds-"))
     print(f"{args.env}: seeds {args.seeds}, runs under {data_dir}", flush=True)
 
+    run_paths = {seed: RunPaths(data_dir, args.env, f"seed{seed}") for seed in args.seeds}
     earlier_wall: dict[int, float] = {}  # seconds the resumed runs ran in earlier sittings
-    for seed in args.seeds:
-        paths = RunPaths(data_dir, args.env, f"seed{seed}")
+    for seed, paths in run_paths.items():
         if paths.checkpoint.is_file():
             if not args.resume:
                 parser.error(
@@ -144,8 +144,7 @@ def main() -> None:
 
     start = time.monotonic()
     runs: dict[int, tuple[subprocess.Popen, RunPaths, Path]] = {}
-    for seed in args.seeds:
-        paths = RunPaths(data_dir, args.env, f"seed{seed}")
+    for seed, paths in run_paths.items():
         paths.root.mkdir(parents=True, exist_ok=True)
         log = paths.root / "train.log"
         resume = ["--train.resume", "true"] if seed in earlier_wall else []
@@ -182,21 +181,24 @@ def main() -> None:
             time.sleep(2.0)
             now = time.monotonic()
             late = args.minutes is not None and now - start > args.minutes * 60
-            for seed, (process, paths, _) in runs.items():
+            progress = {
+                seed: read_progress(paths.metrics, args.metric, args.window, args.target)
+                for seed, (_, paths, _) in runs.items()
+            }
+            for seed, (process, _, _) in runs.items():
                 if process.poll() is not None:
                     ended.setdefault(seed, now)
                     continue
                 if seed in stopping:
                     continue
-                p = read_progress(paths.metrics, args.metric, args.window, args.target)
+                p = progress[seed]
                 reached = args.stop_at_target and p.first_reached is not None
                 if late or reached or (args.steps is not None and p.steps >= args.steps):
                     process.send_signal(signal.SIGTERM)
                     stopping.add(seed)
             if now - last_report >= args.report:
                 last_report = now
-                for seed, (_, paths, _) in runs.items():
-                    p = read_progress(paths.metrics, args.metric, args.window, args.target)
+                for seed, p in progress.items():
                     mean = "-" if p.window_mean is None else f"{p.window_mean:.2f}"
                     print(
                         f"{(now - start) / 60:6.1f} min seed {seed}: {p.steps:,} steps, "

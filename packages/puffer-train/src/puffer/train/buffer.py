@@ -129,6 +129,23 @@ class RolloutBuffer:
             if array is not None:
                 array.copy_(getattr(twin, name))
 
+    def rows(self, span: int) -> RolloutBuffer:
+        """The filled segments (scratch row dropped) as rows of `span` steps: every (S, T, ...)
+        array viewed as (S * T / span, span, ...); `span` divides T. Views, so writes (the
+        ratio's) land in this buffer. `states` and `next_values` stay per segment, so a span
+        other than T suits feedforward training only."""
+        segments, horizon = self.ratio.shape
+        if horizon % span:
+            raise ValueError(f"RolloutBuffer.rows: span {span} does not divide horizon {horizon}")
+
+        def view(array: Tensor | None) -> Tensor | None:
+            if array is None:
+                return None
+            return array[:segments].view(segments * horizon // span, span, *array.shape[2:])
+
+        arrays = {name: view(getattr(self, name)) for name in (*PER_STEP, "observations", "ratio")}
+        return replace(self, **arrays)
+
     def starts(self, idx: Tensor) -> Tensor:
         """(B, T) bool for segments `idx`: True at t when row t - 1 ended an episode."""
         done = (self.terminals[idx] + self.truncations[idx]) > 0

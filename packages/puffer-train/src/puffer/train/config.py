@@ -206,8 +206,15 @@ class TrainConfig(_Checked):
     vtrace_c_clip: float = _f(
         1.0, "V-trace c-bar: clip of the importance ratio in the trace", _above(0)
     )
+    sample_steps: bool = _f(
+        False,
+        "minibatches draw single steps rather than whole segments, as CleanRL shuffles them "
+        "(feedforward policies only; advantages still run over whole segments)",
+    )
     prio_alpha: float = _f(
-        0.8, "segment priority exponent alpha; 0 samples segments uniformly", _at_least(0)
+        0.8,
+        "priority exponent alpha of segments (of steps with sample_steps); 0 is uniform",
+        _at_least(0),
     )
     prio_beta0: float = _f(
         0.2, "importance-weight exponent beta at the start, annealed to 1", _within(0, 1)

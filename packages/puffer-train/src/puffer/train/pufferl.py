@@ -31,7 +31,7 @@ from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
 from puffer.train.buffer import Cursor, ObservationWriter, RolloutBuffer
-from puffer.train.config import Config, Sizes, TrainConfig
+from puffer.train.config import Config, ConfigError, Sizes, TrainConfig
 from puffer.train.host_memory import keep_freed_memory
 from puffer.train.metrics import MetricsSink
 from puffer.train.normalize import RewardScaler
@@ -181,6 +181,12 @@ class PuffeRL:
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
         self.microbatch_segments = microbatch_segments(cfg, self.sizes, self.device)
+        if cfg.sample_steps and policy.is_recurrent:
+            raise ConfigError(
+                "train.sample_steps is true but the policy is recurrent: its minibatches need "
+                "whole segments to replay the state; set train.sample_steps false or use a "
+                "feedforward policy (policy.rnn 'none')"
+            )
         self.policy = policy.to(self.device)
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)
@@ -345,13 +351,18 @@ class PuffeRL:
         terminals, truncations = buf.terminals[:segments], buf.truncations[:segments]
         next_values, ratio = buf.next_values[:segments], buf.ratio
         ratio.fill_(1.0)
+        # Minibatches draw rows of `span` steps: whole segments, or single steps (sample_steps),
+        # through (S * T / span, span) views of the buffer; advantages run over whole segments.
+        span = 1 if cfg.sample_steps else sizes.horizon
+        rows = buf.rows(span)
+        per_minibatch = sizes.minibatch_segments * sizes.horizon // span
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
         times, clock = self.times, time.perf_counter
         # Turn-based envs (those with legal-action masks): a row waiting for its turn is still
         # in the game, and segments that end on it bootstrap from its value, so its value is
         # trained too; only acting rows carry policy and entropy.
-        value_masks = torch.ones_like(buf.masks) if buf.action_masks is not None else None
-        pass_segments = self.microbatch_segments
+        value_masks = torch.ones_like(rows.masks) if buf.action_masks is not None else None
+        pass_rows = self.microbatch_segments * sizes.horizon // span
         for _ in range(sizes.minibatches):
             advantages = puff_advantage(
                 values,
@@ -365,39 +376,38 @@ class PuffeRL:
                 cfg.vtrace_rho_clip,
                 cfg.vtrace_c_clip,
             )
-            probs = segment_priorities(advantages, cfg.prio_alpha)
-            idx = torch.multinomial(probs, sizes.minibatch_segments, replacement=False)
+            row_advantages = advantages.view(-1, span)
+            probs = segment_priorities(row_advantages, cfg.prio_alpha)
+            idx = torch.multinomial(probs, per_minibatch, replacement=False)
             norms = minibatch_norms(
-                advantages[idx],
-                buf.masks[idx],
+                row_advantages[idx],
+                rows.masks[idx],
                 None if value_masks is None else value_masks[idx],
             )
             weights = importance_weights(probs, idx, beta).unsqueeze(1)
             self.optimizer.zero_grad(set_to_none=True)
             # A minibatch larger than a microbatch runs in several forward/backward passes
             # that share its norms, so their gradients sum to the minibatch's own.
-            for part, weight in zip(
-                idx.split(pass_segments), weights.split(pass_segments), strict=True
-            ):
+            for part, weight in zip(idx.split(pass_rows), weights.split(pass_rows), strict=True):
                 tick = clock()
-                # index_select copies whole segment rows (advanced indexing: element by element,
+                # index_select copies whole rows (advanced indexing: element by element,
                 # 1.5x the time for Ocean breakout's 30 KiB segments on CPU).
                 params, new_value = self.policy.forward_train(
-                    buf.observations.index_select(0, part),
+                    rows.observations.index_select(0, part),
                     tuple(s[part] for s in buf.states),
                     buf.starts(part) if self.policy.is_recurrent else None,
                 )
                 loss, stats = minibatch_loss(
                     self.policy.head,
                     params,
-                    buf.actions[part],
-                    None if buf.action_masks is None else buf.action_masks[part],
+                    rows.actions[part],
+                    None if rows.action_masks is None else rows.action_masks[part],
                     new_value,
-                    buf.logprobs[part],
-                    values[part],
-                    advantages[part],
+                    rows.logprobs[part],
+                    rows.values[part],
+                    row_advantages[part],
                     weight,
-                    buf.masks[part],
+                    rows.masks[part],
                     self.coefs,
                     None if value_masks is None else value_masks[part],
                     norms,
@@ -407,7 +417,7 @@ class PuffeRL:
                 times["forward"] += tock - tick
                 loss.backward()
                 times["backward"] += clock() - tock
-                ratio[part] = stats.pop("ratio")
+                rows.ratio[part] = stats.pop("ratio")
                 for key, value in stats.items():
                     totals[key] += value
             tick = clock()

@@ -185,7 +185,7 @@ class PuffeRL:
             raise ConfigError(
                 "train.sample_steps is true but the policy is recurrent: its minibatches need "
                 "whole segments to replay the state; set train.sample_steps false or use a "
-                "feedforward policy (policy.rnn 'none')"
+                "feedforward policy (policy.recurrent 'none')"
             )
         self.policy = policy.to(self.device)
         distributed.broadcast_parameters(self.policy)

@@ -13,7 +13,7 @@ from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.config import ConfigError
 
 
-def _trainer(sample_steps: bool, minibatch_size: int, recurrent: str = "none") -> PuffeRL:
+def _trainer(sample_steps: bool, minibatch_size: int) -> PuffeRL:
     torch.manual_seed(0)
     env = make("squared", num_envs=16)
     config = TrainConfig(
@@ -27,7 +27,7 @@ def _trainer(sample_steps: bool, minibatch_size: int, recurrent: str = "none") -
         seed=0,
         optimizer="adam",  # float32 updates: equal gradients stay equal (see test_train_microbatch)
     )
-    return PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16, recurrent=recurrent), env))
+    return PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16), env))
 
 
 def _one_update(sample_steps: bool, minibatch_size: int) -> tuple[list[torch.Tensor], dict]:
@@ -52,7 +52,7 @@ def test_one_minibatch_of_steps_makes_the_same_update_as_one_of_segments() -> No
 def test_minibatches_of_steps_draw_from_many_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     """16 segments of 16 steps, minibatches of 32 steps: a segment minibatch holds 2 segments,
     a step minibatch steps of (almost surely) more than 2."""
-    drawn: list[torch.Tensor] = []
+    drawn: list[tuple[int, torch.Tensor]] = []  # (rows to draw from, rows drawn)
     multinomial = torch.multinomial
 
     def spy(probs: torch.Tensor, n: int, replacement: bool = False) -> torch.Tensor:
@@ -78,5 +78,11 @@ def test_minibatches_of_steps_draw_from_many_segments(monkeypatch: pytest.Monkey
 
 
 def test_a_recurrent_policy_cannot_sample_steps() -> None:
-    with pytest.raises(ConfigError, match="sample_steps"):
-        _trainer(True, 256, recurrent="lstm")
+    env = make("squared", num_envs=16)
+    config = TrainConfig(horizon=16, minibatch_size=256, sample_steps=True, device="cpu")
+    policy = make_policy(PolicyConfig(hidden_size=16, recurrent="lstm"), env)
+    try:
+        with pytest.raises(ConfigError, match="sample_steps"):
+            PuffeRL(config, env, policy)
+    finally:
+        env.close()

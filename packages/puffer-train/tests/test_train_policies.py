@@ -93,7 +93,7 @@ def test_cpu_image_encoders_train_channels_last_and_compute_the_same(encoder_cls
     expected.square().sum().backward()
     # A gradient element is a sum over the batch and the image, so its rounding error follows
     # the tensor's scale, not its own size: a near-zero element may differ by ~1e-6 (seen on a
-    # Xeon with one thread). A wrong layout would be off by the scale itself.
+    # 2-core AMD EPYC with one thread). A wrong layout would be off by the scale itself.
     for got, want in zip(encoder.parameters(), reference.parameters(), strict=True):
         assert got.grad.stride() == got.stride()  # Adam's fused step wants matching layouts
         assert_relative_close(got.grad, want.grad, tolerance=1e-4)

@@ -35,6 +35,12 @@ cases of the rows (the masks are attached to the env, so the trainer's mask path
 copied per step, stored, applied in sampling and in the loss) and prints the ratio: the cost of
 the mask path. Envs without masks never enter it.
 
+`--cpu-matmul onednn|mkl` picks the library of our policies' float32 products on the CPU
+(`PUFFER_CPU_MATMUL`, `puffer.kernels.onednn`; by default oneDNN on a CPU that is not Intel's,
+where MKL stays at AVX2, and MKL on Intel's); the header line names the one in use. The
+CleanRL-style loop builds the same policy, so it runs on the same library; PufferLib's trainer
+keeps torch's own (MKL).
+
 `--matmul-precision medium` gives our trainers and the CleanRL-style loop bfloat16 matrix
 products (`train.matmul_precision`; the CPU needs AMX or AVX512-BF16 for them to be fast).
 PufferLib's trainer keeps its own setting, 'high' (float32 on a CPU without TF32), so its rows
@@ -66,6 +72,7 @@ import numpy as np
 import torch
 
 from puffer.core import mask_width
+from puffer.kernels import cpu_matmul_library
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.config import MATMUL_PRECISIONS
 from puffer.train.pufferl import TIME_SPLIT, torch_threads
@@ -414,12 +421,21 @@ def main() -> None:
         choices=MATMUL_PRECISIONS,
         help="train.matmul_precision of our trainers and the CleanRL loop (PufferLib's: 'high')",
     )
+    parser.add_argument(
+        "--cpu-matmul",
+        choices=("auto", "onednn", "mkl"),
+        default="auto",
+        help="library of our float32 CPU products (PUFFER_CPU_MATMUL); auto: by CPU vendor",
+    )
     args = parser.parse_args()
     args.threads = args.threads or torch_threads(Config())
+    if args.cpu_matmul != "auto":
+        os.environ["PUFFER_CPU_MATMUL"] = args.cpu_matmul
+        cpu_matmul_library.cache_clear()
     print(
         f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
         f"python={platform.python_version()} threads={args.threads} device={args.device} "
-        f"matmul_precision={args.matmul_precision} "
+        f"matmul_precision={args.matmul_precision} cpu_matmul={cpu_matmul_library()} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
     if args.action_masks:

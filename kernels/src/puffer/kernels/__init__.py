@@ -5,6 +5,8 @@ Importing this package registers ``torch.ops.puffer.puff_advantage``,
 and the pure-torch reference where that library was not built; ``puffer.train.advantage`` holds
 the validated public functions) and the recurrent sequence ops behind ``lstm_sequence`` and
 ``linear_scan`` (forward and backward in one kernel call each, with episode resets).
+``linear``, ``matmul`` and the ``Linear`` layer run float32 CPU products through oneDNN where
+torch's BLAS is the slower of the two (``puffer.kernels.onednn``).
 
 Example:
     >>> import torch
@@ -18,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from puffer.kernels.onednn import Linear, cpu_matmul_library, linear, matmul
 from puffer.kernels.ops import (
     KernelLaunchError,
     cpu_vector_bits,
@@ -37,14 +40,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KernelLaunchError",
+    "Linear",
     "__version__",
+    "cpu_matmul_library",
     "cpu_vector_bits",
     "kernel_libraries",
+    "linear",
     "linear_scan",
     "linear_scan_reference",
     "lstm_cell_inference",
     "lstm_sequence",
     "lstm_sequence_reference",
+    "matmul",
     "puff_advantage_reference",
     "segment_priorities_reference",
 ]

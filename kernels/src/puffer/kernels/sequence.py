@@ -22,6 +22,13 @@ import torch
 from torch import Tensor
 
 from puffer.kernels import _lib
+from puffer.kernels.onednn import (
+    _product,
+    linear,
+    matmul,
+    onednn_matmul_enabled,
+    onednn_pays,
+)
 from puffer.kernels.ops import _cuda_check
 
 __all__ = [
@@ -157,7 +164,7 @@ def _grad_w_hh(grad_pre: Tensor, y: Tensor, h0: Tensor, starts: Tensor) -> Tenso
     cut = starts.clone()
     cut[:, 0] = False
     wrong = torch.cat([first[1:], cut.reshape(-1).nonzero().squeeze(1)])
-    grad_w_hh = grad[1:].T @ out[:-1]
+    grad_w_hh = matmul(out[:-1].T, grad[1:]).T
     grad_w_hh -= grad.index_select(0, wrong).T @ out.index_select(0, wrong - 1)
     grad_w_hh += grad.index_select(0, first).T @ h0
     return grad_w_hh
@@ -247,7 +254,7 @@ def lstm_sequence(
         return lstm_sequence_reference(x, h0, c0, starts, w_ih, w_hh, b_ih, b_hh)
     # The input projection for every step at once: one matrix product, outside the time loop.
     # The kernel adds the bias as it reads each step's row (a broadcast copy here costs a pass).
-    xproj = torch.nn.functional.linear(x, w_ih)
+    xproj = linear(x, w_ih)
     y, _, _ = _lstm_op(xproj, w_hh, h0, c0, starts.bool(), b_ih + b_hh)
     return y
 
@@ -294,7 +301,13 @@ def lstm_cell_inference(
     fast = x.device.type == "cpu" and x.dtype in _SUFFIX and _lib.library("cpu") is not None
     if not fast or (torch.is_grad_enabled() and any(t.requires_grad for t in (x, h, w_ih, w_hh))):
         return torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
-    pre = torch.mm(x, w_ih.t()).addmm_(h, w_hh.t())
+    if onednn_matmul_enabled(x, h, w_ih, w_hh) and onednn_pays(*h.shape, w_hh.shape[0]):
+        # One oneDNN call for the two products, the second summed onto the first as it is
+        # written (`puffer.kernels.onednn`): 0.61 against MKL's 1.24 ms at 1,024 x 128 -> 512
+        # (2-core AMD EPYC).
+        pre = torch.ops.mkldnn._linear_pointwise.binary(h, _product(x, w_ih), w_hh, None, "add")
+    else:
+        pre = torch.mm(x, w_ih.t()).addmm_(h, w_hh.t())
     return _cell_op(pre, c, b_ih + b_hh)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from puffer.kernels import Linear
 from puffer.train.normalize import ObsNormalizer
 
 __all__ = ["IMPALA", "MLPEncoder", "MultiInputEncoder", "NatureCNN", "is_image", "layer_init"]
@@ -60,12 +61,12 @@ class MLPEncoder(nn.Module):
         if obs_layout is not None:
             in_features = self._flatten(torch.zeros((1, *obs_shape), dtype=obs_dtype)).shape[1]
         self.normalizer = ObsNormalizer(in_features) if normalize else None
-        self.input = layer_init(nn.Linear(in_features, hidden_size))
+        self.input = layer_init(Linear(in_features, hidden_size))
         self.hidden = nn.Sequential(
             *(
                 module
                 for _ in range(num_layers)
-                for module in (layer_init(nn.Linear(hidden_size, hidden_size)), nn.GELU())
+                for module in (layer_init(Linear(hidden_size, hidden_size)), nn.GELU())
             )
         )
 
@@ -156,7 +157,7 @@ class NatureCNN(_Image):
         )
         with torch.no_grad():
             width = self.convs(self.input(torch.zeros(1, *self.chw))).shape[1]
-        self.project = layer_init(nn.Linear(width, hidden_size))
+        self.project = layer_init(Linear(width, hidden_size))
 
     def forward(self, obs: Tensor) -> Tensor:
         return torch.relu(self.project(self.convs(self.input(self.prepare(obs)))))
@@ -188,7 +189,7 @@ class IMPALA(_Image):
         self.stages = nn.Sequential(*stages, nn.ReLU(), nn.Flatten())
         with torch.no_grad():
             width = self.stages(self.input(torch.zeros(1, *self.chw))).shape[1]
-        self.project = layer_init(nn.Linear(width, hidden_size))
+        self.project = layer_init(Linear(width, hidden_size))
 
     def forward(self, obs: Tensor) -> Tensor:
         return torch.relu(self.project(self.stages(self.input(self.prepare(obs)))))
@@ -228,9 +229,9 @@ class MultiInputEncoder(nn.Module):
         vector = sum(
             _flat_float(leaf).shape[1] for i, leaf in enumerate(leaves) if i not in self.images
         )
-        self.input = layer_init(nn.Linear(vector, hidden_size)) if vector else None
+        self.input = layer_init(Linear(vector, hidden_size)) if vector else None
         width = hidden_size * (len(self.images) + (vector > 0))
-        self.project = layer_init(nn.Linear(width, hidden_size))
+        self.project = layer_init(Linear(width, hidden_size))
 
     def _leaves(self, obs: Tensor) -> list[Tensor]:
         from puffer.core import nativize

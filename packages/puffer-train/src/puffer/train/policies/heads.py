@@ -24,6 +24,7 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from puffer.core import APIUsageError
+from puffer.kernels import Linear
 from puffer.train.policies.encoders import layer_init
 
 __all__ = ["ActionHead", "CategoricalHead", "GaussianHead", "MixedHead", "make_head"]
@@ -41,7 +42,7 @@ class ActionHead(nn.Module):
     num_params: int
 
     @property
-    def params_layer(self) -> nn.Linear | None:
+    def params_layer(self) -> Linear | None:
         """The Linear layer whose output is exactly `forward(hidden)`, or None when the head
         computes more than one product (the policy then runs it beside the value's)."""
         return None
@@ -71,7 +72,7 @@ class CategoricalHead(ActionHead):
         self.action_shape = () if scalar else (len(self.nvec),)
         self.action_dtype = torch.int64
         self.num_params = sum(self.nvec)
-        self.linear = layer_init(nn.Linear(hidden_size, self.num_params), std=0.01)
+        self.linear = layer_init(Linear(hidden_size, self.num_params), std=0.01)
         width = max(self.nvec)
         # Scatter map from flat logits into a (branches, width) grid padded with _PAD_LOGIT.
         index = torch.tensor(
@@ -81,7 +82,7 @@ class CategoricalHead(ActionHead):
         self._width = width
 
     @property
-    def params_layer(self) -> nn.Linear:
+    def params_layer(self) -> Linear:
         return self.linear
 
     def forward(self, hidden: Tensor) -> Tensor:
@@ -145,11 +146,11 @@ class GaussianHead(ActionHead):
         self.action_shape = (dim,)
         self.action_dtype = torch.float32
         self.num_params = dim
-        self.mean = layer_init(nn.Linear(hidden_size, dim), std=0.01)
+        self.mean = layer_init(Linear(hidden_size, dim), std=0.01)
         self.log_std = nn.Parameter(torch.zeros(dim))
 
     @property
-    def params_layer(self) -> nn.Linear:
+    def params_layer(self) -> Linear:
         return self.mean
 
     def forward(self, hidden: Tensor) -> Tensor:

@@ -10,6 +10,7 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from puffer.core import APIUsageError
+from puffer.kernels import Linear, linear
 from puffer.train.config import PolicyConfig
 from puffer.train.policies.encoders import (
     IMPALA,
@@ -45,7 +46,7 @@ class Policy(nn.Module):
         self.encoder = encoder
         self.core = core
         self.head = head
-        self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
+        self.value = layer_init(Linear(hidden_size, 1), std=1.0)
 
     @property
     def is_recurrent(self) -> bool:
@@ -116,7 +117,7 @@ class Policy(nn.Module):
             return self.head(hidden), self.value(hidden).squeeze(-1)
         weight = torch.cat([layer.weight, self.value.weight])
         bias = torch.cat([layer.bias, self.value.bias])
-        out = nn.functional.linear(hidden, weight, bias)
+        out = linear(hidden, weight, bias)
         return out[..., :-1], out[..., -1]
 
     def forward(self, obs: Tensor, state: State = ()) -> tuple[Tensor, Tensor, State]:

@@ -13,7 +13,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from puffer.kernels import cpu_vector_bits, linear_scan, lstm_cell_inference, lstm_sequence
+from puffer.kernels import (
+    Linear,
+    cpu_vector_bits,
+    linear_scan,
+    lstm_cell_inference,
+    lstm_sequence,
+)
 
 __all__ = ["LSTMCore", "MinGRUCore", "mingru_sequence_reference"]
 
@@ -82,9 +88,7 @@ class MinGRUCore(nn.Module):
     def __init__(self, hidden_size: int, num_layers: int = 1):
         super().__init__()
         self.hidden_size = hidden_size
-        self.layers = nn.ModuleList(
-            nn.Linear(hidden_size, 3 * hidden_size) for _ in range(num_layers)
-        )
+        self.layers = nn.ModuleList(Linear(hidden_size, 3 * hidden_size) for _ in range(num_layers))
 
     def initial_state(self, n: int, device: torch.device) -> State:
         return (torch.zeros(n, len(self.layers), self.hidden_size, device=device),)

@@ -42,7 +42,7 @@ class ActionHead(nn.Module):
     num_params: int
 
     @property
-    def params_layer(self) -> Linear | None:
+    def params_layer(self) -> nn.Linear | None:
         """The Linear layer whose output is exactly `forward(hidden)`, or None when the head
         computes more than one product (the policy then runs it beside the value's)."""
         return None
@@ -82,7 +82,7 @@ class CategoricalHead(ActionHead):
         self._width = width
 
     @property
-    def params_layer(self) -> Linear:
+    def params_layer(self) -> nn.Linear:
         return self.linear
 
     def forward(self, hidden: Tensor) -> Tensor:
@@ -150,7 +150,7 @@ class GaussianHead(ActionHead):
         self.log_std = nn.Parameter(torch.zeros(dim))
 
     @property
-    def params_layer(self) -> Linear:
+    def params_layer(self) -> nn.Linear:
         return self.mean
 
     def forward(self, hidden: Tensor) -> Tensor:

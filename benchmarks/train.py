@@ -41,6 +41,9 @@ where MKL stays at AVX2, and MKL on Intel's); the header line names the one in u
 CleanRL-style loop builds the same policy, so it runs on the same library; PufferLib's trainer
 keeps torch's own (MKL).
 
+`--cuda-graphs` (with `--device cuda`) times PuffeRL with `train.cuda_graphs` off and on, the
+same way: what replaying the rollout forward from a CUDA graph gains.
+
 `--matmul-precision medium` gives our trainers and the CleanRL-style loop bfloat16 matrix
 products (`train.matmul_precision`; the CPU needs AMX or AVX512-BF16 for them to be fast).
 PufferLib's trainer keeps its own setting, 'high' (float32 on a CPU without TF32), so its rows
@@ -157,11 +160,17 @@ class Run:
 
 
 def puffer_run(
-    case: str, threads: int, device: str, masked: bool = False, precision: str = "highest"
+    case: str,
+    threads: int,
+    device: str,
+    masked: bool = False,
+    precision: str = "highest",
+    cuda_graphs: bool = True,
 ) -> Run:
     """PuffeRL on `case` (`masked`: all-legal action masks attached to the (native) env, so the
-    mask path runs)."""
+    mask path runs; `cuda_graphs`: `train.cuda_graphs`, which only a CUDA device uses)."""
     config = _config(case, threads, device, precision)
+    config.train.cuda_graphs = cuda_graphs
     env = make_vecenv(CASES[case][0], config)
     if masked:
         env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
@@ -388,18 +397,28 @@ def time_alternating(
             run.close()
 
 
-def time_the_mask_path(args: argparse.Namespace) -> None:
-    """Masked vs unmasked PuffeRL on the native cases of `args.rows`, in alternating blocks."""
+def time_a_switch(args: argparse.Namespace, switch: str) -> None:
+    """PuffeRL with `switch` off and on ('masks': all-legal action masks; 'graphs':
+    `train.cuda_graphs`) on the native cases of `args.rows`, in alternating blocks."""
     cases = dict.fromkeys(ROWS[row][0] for row in args.rows)
     for case in (c for c in cases if CASES[c][2] == "native"):
         makers = {
-            masks: lambda c=case, masks=masks: puffer_run(c, args.threads, args.device, masks)
-            for masks in (False, True)
+            on: lambda c=case, on=on: puffer_run(
+                c,
+                args.threads,
+                args.device,
+                masked=on and switch == "masks",
+                cuda_graphs=on or switch != "graphs",
+            )
+            for on in (False, True)
         }
         blocks = time_alternating(makers, args.repeats, args.epochs, args.seconds)
-        p = statistics.median(b.sps for b in blocks[False])
-        m = statistics.median(b.sps for b in blocks[True])
-        print(f"{case:18s} unmasked {p:10,.0f} steps/s | masked {m:10,.0f} steps/s, {m / p:.3f}x")
+        off_sps = statistics.median(b.sps for b in blocks[False])
+        on_sps = statistics.median(b.sps for b in blocks[True])
+        print(
+            f"{case:18s} {switch} off {off_sps:10,.0f} steps/s | {switch} on {on_sps:10,.0f} "
+            f"steps/s, {on_sps / off_sps:.3f}x"
+        )
 
 
 def main() -> None:
@@ -415,6 +434,11 @@ def main() -> None:
     parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (pufferlib rows)")
     parser.add_argument("--split", action="store_true", help="print our time split per case")
     parser.add_argument("--action-masks", action="store_true", help="time the mask path")
+    parser.add_argument(
+        "--cuda-graphs",
+        action="store_true",
+        help="time train.cuda_graphs off against on (with --device cuda)",
+    )
     parser.add_argument(
         "--matmul-precision",
         default="highest",
@@ -438,8 +462,8 @@ def main() -> None:
         f"matmul_precision={args.matmul_precision} cpu_matmul={cpu_matmul_library()} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )
-    if args.action_masks:
-        time_the_mask_path(args)
+    if args.action_masks or args.cuda_graphs:
+        time_a_switch(args, "masks" if args.action_masks else "graphs")
         return
     python = pufferlib_python(args.pufferlib) if args.pufferlib else None
     # In row order, each row's peer right after ours: a row's blocks are seconds apart.

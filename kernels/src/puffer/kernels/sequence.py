@@ -22,13 +22,7 @@ import torch
 from torch import Tensor
 
 from puffer.kernels import _lib
-from puffer.kernels.onednn import (
-    _product,
-    linear,
-    matmul,
-    onednn_matmul_enabled,
-    onednn_pays,
-)
+from puffer.kernels.onednn import linear, matmul, summed_products
 from puffer.kernels.ops import _cuda_check
 
 __all__ = [
@@ -279,8 +273,8 @@ def _(pre: Tensor, c: Tensor, bias: Tensor):
 def lstm_cell_inference(
     x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor
 ) -> tuple[Tensor, Tensor]:
-    """``torch.lstm_cell`` without gradients: two BLAS products, then the bias and the cell in one
-    kernel pass.
+    """``torch.lstm_cell`` without gradients: its two products (``summed_products``), then the
+    bias and the cell in one kernel pass.
 
     Args:
         x: (B, I) input; h, c: (B, H) state; weights as ``torch.nn.LSTM``'s ``*_l0``.
@@ -301,14 +295,7 @@ def lstm_cell_inference(
     fast = x.device.type == "cpu" and x.dtype in _SUFFIX and _lib.library("cpu") is not None
     if not fast or (torch.is_grad_enabled() and any(t.requires_grad for t in (x, h, w_ih, w_hh))):
         return torch.lstm_cell(x, (h, c), w_ih, w_hh, b_ih, b_hh)
-    if onednn_matmul_enabled(x, h, w_ih, w_hh) and onednn_pays(*h.shape, w_hh.shape[0]):
-        # One oneDNN call for the two products, the second summed onto the first as it is
-        # written (`puffer.kernels.onednn`): 0.61 against MKL's 1.24 ms at 1,024 x 128 -> 512
-        # (2-core AMD EPYC).
-        pre = torch.ops.mkldnn._linear_pointwise.binary(h, _product(x, w_ih), w_hh, None, "add")
-    else:
-        pre = torch.mm(x, w_ih.t()).addmm_(h, w_hh.t())
-    return _cell_op(pre, c, b_ih + b_hh)
+    return _cell_op(summed_products(x, w_ih, h, w_hh), c, b_ih + b_hh)
 
 
 # ---- linear scan ---------------------------------------------------------------------------

@@ -132,11 +132,18 @@ def case_config(case: str) -> tuple[str, Config, str]:
     raise SystemExit(f"unknown case {case!r}")
 
 
-def run(case: str, seed: int, threads: int, matmul_precision: str = "highest") -> None:
+def run(
+    case: str,
+    seed: int,
+    threads: int,
+    matmul_precision: str = "highest",
+    encoder_dtype: str = "float32",
+) -> None:
     env_name, config, stat = case_config(case)
     config.train.seed = seed
     config.train.torch_threads = threads
     config.train.matmul_precision = matmul_precision
+    config.policy.encoder_dtype = encoder_dtype
     config.train.device = "cpu"
     config.train.data_dir = tempfile.mkdtemp()
     start = time.perf_counter()
@@ -259,13 +266,19 @@ def main() -> None:
         choices=MATMUL_PRECISIONS,
         help="train.matmul_precision of the cases' runs ('medium': bfloat16 products)",
     )
+    parser.add_argument(
+        "--encoder-dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="policy.encoder_dtype of the cases' runs",
+    )
     args = parser.parse_args()
     if args.defaults:
         defaults(args)
         return
     for case in args.cases:
         for seed in args.seeds:
-            run(case, seed, args.threads, args.matmul_precision)
+            run(case, seed, args.threads, args.matmul_precision, args.encoder_dtype)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`train.matmul_precision`: the float32 matrix-product precision a run sets for its process."""
+"""`train.matmul_precision`, the float32 product precision a run sets for its process, and
+`policy.encoder_dtype`, the dtype a policy's encoder computes in."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import math
 
 import pytest
 import torch
+from gymnasium import spaces
 
 from puffer.core import make
+from puffer.kernels.testing import assert_relative_close
 from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.config import ConfigError
 
@@ -44,6 +47,66 @@ def test_a_run_sets_its_precision_and_trains(precision: str) -> None:
     )
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16, recurrent="lstm"), env))
     assert torch.get_float32_matmul_precision() == precision
+    trainer.evaluate()
+    losses = trainer.train()
+    trainer.close()
+    env.close()
+    assert all(math.isfinite(value) for value in losses.values())
+    assert all(p.dtype == torch.float32 for p in trainer.policy.parameters())
+
+
+class _Frames:
+    single_observation_space = spaces.Box(0, 255, (4, 84, 84), "uint8")
+    single_action_space = spaces.Discrete(6)
+
+
+def _cnn_pair() -> tuple[torch.nn.Module, torch.nn.Module]:
+    """Two NatureCNN policies with the same weights, encoders in float32 and in bfloat16."""
+    torch.manual_seed(0)
+    full = make_policy(PolicyConfig(encoder="nature_cnn", hidden_size=64), _Frames())
+    half = make_policy(
+        PolicyConfig(encoder="nature_cnn", hidden_size=64, encoder_dtype="bfloat16"), _Frames()
+    )
+    half.load_state_dict(full.state_dict())
+    return full, half
+
+
+def test_an_unknown_encoder_dtype_names_the_key() -> None:
+    with pytest.raises(ConfigError, match="encoder_dtype"):
+        PolicyConfig(encoder_dtype="float16")
+
+
+def test_a_bfloat16_encoder_hands_float32_to_the_heads_and_stays_close() -> None:
+    full, half = _cnn_pair()
+    obs = torch.randint(0, 256, (2, 8, 4, 84, 84), dtype=torch.uint8)
+    want_params, want_value = full.forward_train(obs, (), None)
+    params, value = half.forward_train(obs, (), None)
+    assert params.dtype == value.dtype == torch.float32
+    # bfloat16 keeps 8 bits of mantissa: close to float32, and not equal to it (it ran).
+    assert not torch.equal(params, want_params)
+    assert_relative_close(params, want_params, 3e-2)
+    assert_relative_close(value, want_value, 3e-2)
+    eval_params, _, _ = half.forward_eval(obs[:, 0], ())
+    assert_relative_close(eval_params, params[:, 0], 1e-2)
+
+
+def test_a_bfloat16_encoder_gets_float32_gradients_close_to_float32s() -> None:
+    full, half = _cnn_pair()
+    obs = torch.randint(0, 256, (4, 8, 4, 84, 84), dtype=torch.uint8)
+    for policy in (full, half):
+        params, value = policy.forward_train(obs, (), None)
+        (params.logsumexp(-1).sum() + value.square().sum()).backward()
+    for (name, want), got in zip(full.named_parameters(), half.parameters(), strict=True):
+        assert got.grad.dtype == torch.float32, name
+        assert_relative_close(got.grad, want.grad, 5e-2)
+
+
+def test_a_run_with_a_bfloat16_encoder_trains() -> None:
+    torch.manual_seed(0)
+    env = make("squared", num_envs=16)
+    config = TrainConfig(horizon=16, minibatch_size=128, total_timesteps=512, device="cpu", seed=0)
+    policy = make_policy(PolicyConfig(hidden_size=16, encoder_dtype="bfloat16"), env)
+    trainer = PuffeRL(config, env, policy)
     trainer.evaluate()
     losses = trainer.train()
     trainer.close()

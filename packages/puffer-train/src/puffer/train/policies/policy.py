@@ -35,15 +35,27 @@ class Policy(nn.Module):
         head: the action head (`puffer.train.policies.heads`).
         hidden_size: encoder output width.
         core: an `LSTMCore`, a `MinGRUCore`, or None for a feed-forward policy.
+        encoder_dtype: torch.float32, or torch.bfloat16 to run the encoder under
+            `torch.autocast`; its output is cast back, so the core and heads see float32.
 
     The output layers `head` and `value` are left to AdamW by Muon (see `puffer.train.optim`).
     """
 
     def __init__(
-        self, encoder: nn.Module, head: ActionHead, hidden_size: int, core: nn.Module | None = None
+        self,
+        encoder: nn.Module,
+        head: ActionHead,
+        hidden_size: int,
+        core: nn.Module | None = None,
+        encoder_dtype: torch.dtype = torch.float32,
     ):
         super().__init__()
+        if encoder_dtype not in (torch.float32, torch.bfloat16):
+            raise APIUsageError(
+                f"Policy: encoder_dtype is {encoder_dtype}; use torch.float32 or torch.bfloat16"
+            )
         self.encoder = encoder
+        self.encoder_dtype = encoder_dtype
         self.core = core
         self.head = head
         self.value = layer_init(Linear(hidden_size, 1), std=1.0)
@@ -74,7 +86,7 @@ class Policy(nn.Module):
         Returns:
             (head params (N, P), value (N,) float32, new state).
         """
-        hidden = self.encoder(obs)
+        hidden = self._encode(obs)
         if self.core is not None:
             hidden, state = self.core.step(hidden, state)
         params, value = self._decode(hidden)
@@ -95,7 +107,7 @@ class Policy(nn.Module):
             (head params (B, T, P), value (B, T)).
         """
         batch, steps = obs.shape[:2]
-        hidden = self.encoder(obs.reshape(batch * steps, *obs.shape[2:])).view(batch, steps, -1)
+        hidden = self._encode(obs.reshape(batch * steps, *obs.shape[2:])).view(batch, steps, -1)
         if self.core is not None:
             if starts is None:
                 raise APIUsageError(
@@ -104,6 +116,19 @@ class Policy(nn.Module):
                 )
             hidden = self.core.sequence(hidden, state, starts)
         return self._decode(hidden)
+
+    def _encode(self, obs: Tensor) -> Tensor:
+        """(N, hidden) float32 from (N, *obs_shape) observations, in `encoder_dtype`.
+
+        Rollout and training both pass here, so the log-probabilities a step was sampled with
+        and the ones the loss recomputes come from the same arithmetic; the heads stay float32
+        because PPO's ratio compares those log-probabilities to within its clip.
+        """
+        if self.encoder_dtype == torch.float32:
+            return self.encoder(obs)
+        with torch.autocast(obs.device.type, dtype=self.encoder_dtype):
+            hidden = self.encoder(obs)
+        return hidden.float()
 
     def _decode(self, hidden: Tensor) -> tuple[Tensor, Tensor]:
         """(head params (..., P), value (...)) from hidden (..., H).
@@ -177,7 +202,8 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     if config.recurrent not in cores:
         raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
     head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
-    return Policy(encoder, head, hidden, cores[config.recurrent]())
+    encoder_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[config.encoder_dtype]
+    return Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype)
 
 
 def _imported(path: str):

@@ -122,11 +122,13 @@ class Policy(nn.Module):
 
         Rollout and training both pass here, so the log-probabilities a step was sampled with
         and the ones the loss recomputes come from the same arithmetic; the heads stay float32
-        because PPO's ratio compares those log-probabilities to within its clip.
+        because PPO's ratio compares those log-probabilities to within its clip. The cast
+        cache is off, as CUDA-graph capture (`train.cuda_graphs`) requires; each autocast
+        region is one encoder pass, so the cache would save nothing.
         """
         if self.encoder_dtype == torch.float32:
             return self.encoder(obs)
-        with torch.autocast(obs.device.type, dtype=self.encoder_dtype):
+        with torch.autocast(obs.device.type, dtype=self.encoder_dtype, cache_enabled=False):
             hidden = self.encoder(obs)
         return hidden.float()
 

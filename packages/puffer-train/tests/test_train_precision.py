@@ -13,6 +13,7 @@ from puffer.core import make
 from puffer.kernels.testing import assert_relative_close
 from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.config import ConfigError
+from puffer.train.policies import policy as policy_module
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +100,33 @@ def test_a_bfloat16_encoder_gets_float32_gradients_close_to_float32s() -> None:
     for (name, want), got in zip(full.named_parameters(), half.parameters(), strict=True):
         assert got.grad.dtype == torch.float32, name
         assert_relative_close(got.grad, want.grad, 5e-2)
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_auto_computes_in_bfloat16_where_the_device_has_it(monkeypatch, native: bool) -> None:
+    full, half = _cnn_pair()
+    auto = make_policy(
+        PolicyConfig(encoder="nature_cnn", hidden_size=64, encoder_dtype="auto"), _Frames()
+    )
+    auto.load_state_dict(full.state_dict())
+    monkeypatch.setattr(policy_module, "native_bfloat16", lambda device: native)
+    obs = torch.randint(0, 256, (2, 4, 4, 84, 84), dtype=torch.uint8)
+    want, _ = (half if native else full).forward_train(obs, (), None)
+    got, _ = auto.forward_train(obs, (), None)
+    assert torch.equal(got, want)
+
+
+def test_native_bfloat16_follows_the_cpu_flags() -> None:
+    flags = set()
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    if not flags:
+        pytest.skip("no CPU flags in /proc/cpuinfo (not x86 Linux)")
+    want = "avx512_bf16" in flags or "amx_tile" in flags
+    assert policy_module.native_bfloat16(torch.device("cpu")) == want
 
 
 def test_a_run_with_a_bfloat16_encoder_trains() -> None:

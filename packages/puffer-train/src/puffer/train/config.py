@@ -325,10 +325,11 @@ class PolicyConfig(_Checked):
     cnn_channels: int = _f(32, "base channel count of the CNN encoders", _at_least(1))
     encoder_dtype: str = _f(
         "float32",
-        "what the encoder computes in: 'float32', or 'bfloat16' (torch.autocast, in rollout "
-        "and training alike; the core, heads and loss stay float32). bfloat16 pays for CNN "
-        "encoders on GPUs and on CPUs with bfloat16 instructions (AVX512-BF16, AMX)",
-        _one_of("float32", "bfloat16"),
+        "what the encoder computes in: 'float32'; 'bfloat16' (torch.autocast, in rollout and "
+        "training alike; the core, heads and loss stay float32), which pays for CNN encoders "
+        "on GPUs and on CPUs with bfloat16 instructions (AVX512-BF16, AMX); or 'auto', "
+        "bfloat16 on those devices and float32 elsewhere",
+        _one_of("float32", "bfloat16", "auto"),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 import numpy as np
@@ -22,7 +23,7 @@ from puffer.train.policies.encoders import (
 from puffer.train.policies.heads import ActionHead, make_head
 from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
 
-__all__ = ["Policy", "make_policy"]
+__all__ = ["Policy", "make_policy", "native_bfloat16"]
 
 State = tuple[Tensor, ...]
 
@@ -36,7 +37,9 @@ class Policy(nn.Module):
         hidden_size: encoder output width.
         core: an `LSTMCore`, a `MinGRUCore`, or None for a feed-forward policy.
         encoder_dtype: torch.float32, or torch.bfloat16 to run the encoder under
-            `torch.autocast`; its output is cast back, so the core and heads see float32.
+            `torch.autocast` (its output is cast back, so the core and heads see float32), or
+            None for bfloat16 where the observations' device computes it natively
+            (`native_bfloat16`) and float32 elsewhere.
 
     The output layers `head` and `value` are left to AdamW by Muon (see `puffer.train.optim`).
     """
@@ -47,12 +50,13 @@ class Policy(nn.Module):
         head: ActionHead,
         hidden_size: int,
         core: nn.Module | None = None,
-        encoder_dtype: torch.dtype = torch.float32,
+        encoder_dtype: torch.dtype | None = torch.float32,
     ):
         super().__init__()
-        if encoder_dtype not in (torch.float32, torch.bfloat16):
+        if encoder_dtype not in (torch.float32, torch.bfloat16, None):
             raise APIUsageError(
-                f"Policy: encoder_dtype is {encoder_dtype}; use torch.float32 or torch.bfloat16"
+                f"Policy: encoder_dtype is {encoder_dtype}; use torch.float32, torch.bfloat16 "
+                "or None (bfloat16 where the device computes it natively)"
             )
         self.encoder = encoder
         self.encoder_dtype = encoder_dtype
@@ -126,9 +130,12 @@ class Policy(nn.Module):
         cache is off, as CUDA-graph capture (`train.cuda_graphs`) requires; each autocast
         region is one encoder pass, so the cache would save nothing.
         """
-        if self.encoder_dtype == torch.float32:
+        dtype = self.encoder_dtype
+        if dtype is None:
+            dtype = torch.bfloat16 if native_bfloat16(obs.device) else torch.float32
+        if dtype == torch.float32:
             return self.encoder(obs)
-        with torch.autocast(obs.device.type, dtype=self.encoder_dtype, cache_enabled=False):
+        with torch.autocast(obs.device.type, dtype=dtype, cache_enabled=False):
             hidden = self.encoder(obs)
         return hidden.float()
 
@@ -204,8 +211,20 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     if config.recurrent not in cores:
         raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
     head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
-    encoder_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[config.encoder_dtype]
+    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
+    encoder_dtype = dtypes[config.encoder_dtype]
     return Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype)
+
+
+@functools.cache
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether `device` computes bfloat16 products natively: an NVIDIA GPU from Ampere on, or
+    a CPU with AVX512-BF16 or AMX. Elsewhere bfloat16 is emulated and slower than float32."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    if device.type == "cpu":
+        return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return False
 
 
 def _imported(path: str):

@@ -36,24 +36,30 @@ def test_an_unknown_precision_names_the_key() -> None:
 def test_a_run_sets_its_precision_and_trains(precision: str) -> None:
     # The other value first: the run must set its own, not inherit the process's.
     torch.set_float32_matmul_precision("highest" if precision == "medium" else "medium")
+    precision_seen = _one_epoch_trains(
+        TrainConfig(**_SMALL_RUN, matmul_precision=precision),
+        PolicyConfig(hidden_size=16, recurrent="lstm"),
+    )
+    assert precision_seen == precision
+
+
+_SMALL_RUN = dict(horizon=16, minibatch_size=128, total_timesteps=512, device="cpu", seed=0)
+
+
+def _one_epoch_trains(config: TrainConfig, policy_config: PolicyConfig) -> str:
+    """Run one epoch on the 'squared' env; assert finite losses and float32 parameters.
+    Returns the matmul precision the run had set."""
     torch.manual_seed(0)
     env = make("squared", num_envs=16)
-    config = TrainConfig(
-        horizon=16,
-        minibatch_size=128,
-        total_timesteps=512,
-        device="cpu",
-        seed=0,
-        matmul_precision=precision,
-    )
-    trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16, recurrent="lstm"), env))
-    assert torch.get_float32_matmul_precision() == precision
+    trainer = PuffeRL(config, env, make_policy(policy_config, env))
+    precision = torch.get_float32_matmul_precision()
     trainer.evaluate()
     losses = trainer.train()
     trainer.close()
     env.close()
     assert all(math.isfinite(value) for value in losses.values())
     assert all(p.dtype == torch.float32 for p in trainer.policy.parameters())
+    return precision
 
 
 class _Frames:
@@ -130,14 +136,6 @@ def test_native_bfloat16_follows_the_cpu_flags() -> None:
 
 
 def test_a_run_with_a_bfloat16_encoder_trains() -> None:
-    torch.manual_seed(0)
-    env = make("squared", num_envs=16)
-    config = TrainConfig(horizon=16, minibatch_size=128, total_timesteps=512, device="cpu", seed=0)
-    policy = make_policy(PolicyConfig(hidden_size=16, encoder_dtype="bfloat16"), env)
-    trainer = PuffeRL(config, env, policy)
-    trainer.evaluate()
-    losses = trainer.train()
-    trainer.close()
-    env.close()
-    assert all(math.isfinite(value) for value in losses.values())
-    assert all(p.dtype == torch.float32 for p in trainer.policy.parameters())
+    _one_epoch_trains(
+        TrainConfig(**_SMALL_RUN), PolicyConfig(hidden_size=16, encoder_dtype="bfloat16")
+    )

@@ -45,7 +45,7 @@ from puffer.train import (
     evaluate_episodes,
     make_policy,
 )
-from puffer.train.config import MATMUL_PRECISIONS
+from puffer.train.config import ENCODER_DTYPES, MATMUL_PRECISIONS
 from puffer.train.pufferl import apply_torch_settings
 from puffer.train.run import make_vecenv
 
@@ -269,7 +269,7 @@ def main() -> None:
     parser.add_argument(
         "--encoder-dtype",
         default="float32",
-        choices=["float32", "bfloat16"],
+        choices=ENCODER_DTYPES,
         help="policy.encoder_dtype of the cases' runs",
     )
     args = parser.parse_args()

@@ -157,6 +157,8 @@ class _Checked:
 
 # torch.set_float32_matmul_precision's settings, for `TrainConfig.matmul_precision`.
 MATMUL_PRECISIONS = ("highest", "high", "medium")
+# What a policy's encoder computes in, for `PolicyConfig.encoder_dtype`.
+ENCODER_DTYPES = ("float32", "bfloat16", "auto")
 
 
 @dataclass
@@ -329,7 +331,7 @@ class PolicyConfig(_Checked):
         "training alike; the core, heads and loss stay float32), which pays for CNN encoders "
         "on GPUs and on CPUs with bfloat16 instructions (AVX512-BF16, AMX); or 'auto', "
         "bfloat16 on those devices and float32 elsewhere",
-        _one_of("float32", "bfloat16", "auto"),
+        _one_of(*ENCODER_DTYPES),
     )
 
 

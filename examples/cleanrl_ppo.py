@@ -3,7 +3,7 @@
 The only puffer lines are the env construction: `VectorEnv(make(...))` is a Gymnasium
 `VectorEnv` with SAME_STEP autoreset, so a truncated episode's last observation arrives in
 `infos["final_obs"]` and is bootstrapped from, as gymnasium 1.x code does. Episode returns
-come from `infos["episodes"]`.
+come from `infos["final_info"]["episode_return"]` (rows masked by `infos["_final_info"]`).
 
     uv run python examples/cleanrl_ppo.py                          # CartPole-v1, 200k steps
     uv run python examples/cleanrl_ppo.py --total-timesteps 50000 --backend serial
@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> float:
             rewards[step] = reward
             next_obs = torch.as_tensor(next_obs)
             next_done = torch.as_tensor(terminations | truncations, dtype=torch.float32)
-            for episode in infos["episodes"]:
-                returns_seen.append(episode["episode_return"])
+            if "final_info" in infos:
+                ended = infos["_final_info"]
+                returns_seen.extend(infos["final_info"]["episode_return"][ended])
 
         with torch.no_grad():  # GAE
             next_value = agent.get_value(next_obs).reshape(1, -1)

@@ -6,8 +6,9 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
-from puffer.core import Buffer, GymnasiumPufferEnv
+from puffer.core import APIUsageError, Buffer, GymnasiumPufferEnv
 from puffer.core.emulation import CHECK_STEPS
 from puffer.core.testing import (
     ACTION_CATALOG,
@@ -121,3 +122,25 @@ def test_actions_of_other_integer_types_are_cast() -> None:
     assert env.actions.tolist() == [0]
     env.step([1])
     assert env.actions.tolist() == [1]
+
+
+def test_next_step_autoreset_holds_the_last_observation_for_one_step() -> None:
+    env = GymnasiumPufferEnv(
+        "CartPole-v1", env_kwargs={"max_episode_steps": 3}, autoreset_mode=AutoresetMode.NEXT_STEP
+    )
+    raw = gymnasium.make("CartPole-v1", max_episode_steps=3)
+    obs, _ = env.reset(seed=4)
+    raw_obs, _ = raw.reset(seed=4)
+    action = np.zeros(1, np.int32)
+    for _ in range(3):
+        obs, rewards, terminals, truncations, infos = env.step(action)
+        raw_obs, *_ = raw.step(0)
+    # The step that ends the episode shows its last observation, not the next first one.
+    np.testing.assert_array_equal(obs[0], raw_obs)
+    assert truncations[0] and infos == [{"episode_return": 3.0, "episode_length": 3.0}]
+    obs, rewards, terminals, truncations, infos = env.step(action)
+    raw_obs, _ = raw.reset()
+    np.testing.assert_array_equal(obs[0], raw_obs)
+    assert rewards[0] == 0 and not terminals[0] and not truncations[0] and infos == []
+    with pytest.raises(APIUsageError, match=r"autoreset_mode=.*DISABLED.*use AutoresetMode"):
+        GymnasiumPufferEnv("CartPole-v1", autoreset_mode=AutoresetMode.DISABLED)

@@ -215,3 +215,15 @@ def test_padded_layouts_share_a_row() -> None:
 def test_unsupported_spaces_are_refused(space: spaces.Space) -> None:
     with pytest.raises(EmulationError, match="cannot be emulated"):
         observation_layout(space)
+
+
+def test_string_keys_of_observation_dicts_are_left_out() -> None:
+    space = spaces.Dict(OrderedDict(mission=spaces.Text(20), pos=spaces.Box(0, 1, (2,))))
+    layout = observation_layout(space)
+    assert list(layout.tree) == ["pos"] and layout.row_shape == (2,)
+    row = layout.sample_to_row(space.sample())
+    assert row.dtype == np.float32
+    with pytest.raises(EmulationError, match=r"no leaf that can be emulated \(empty, or text"):
+        observation_layout(spaces.Dict(mission=spaces.Text(5)))
+    with pytest.raises(EmulationError, match="cannot be emulated"):
+        action_layout(space)  # an action is never left out

@@ -16,6 +16,7 @@ from puffer.core import (
     PettingZooPufferEnv,
     make,
     registered_envs,
+    resolve_gym_id,
 )
 
 
@@ -43,6 +44,19 @@ def test_gym_prefix() -> None:
     env.reset(seed=0)
     finished = [env.step(np.zeros(1, np.int32))[4] for _ in range(5)]
     assert finished[-1] == [{"episode_return": 5.0, "episode_length": 5.0}]
+
+
+def test_gym_module_form_imports_the_registering_module() -> None:
+    # MiniGrid registers its ids when imported, as `gymnasium.make("minigrid:...")` relies on.
+    env = make("gym-minigrid:MiniGrid-Empty-5x5-v0")
+    assert isinstance(env, GymnasiumPufferEnv) and env.name == "MiniGrid-Empty-5x5-v0"
+    # Its `mission` (a string space) is left out of the row; direction and image remain.
+    assert list(env.obs_layout.tree) == ["direction", "image"]
+    env.close()
+    with pytest.raises(EnvNotFoundError, match=r"no env named 'gym-no_such_module:Empty-v0'"):
+        make("gym-no_such_module:Empty-v0")
+    assert resolve_gym_id("minigrid:MiniGrid-Empty-5x5-v0")
+    assert not resolve_gym_id("minigrid:NoSuchGrid-v0")
 
 
 @pytest.mark.parametrize("name", ["pettingzoo-classic.rps_v2", "pettingzoo-classic/rps-v2"])

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from puffer.core import GymnasiumPufferEnv
+from puffer.core import APIUsageError, GymnasiumPufferEnv
 from puffer.vector import make
 from puffer.vector.gym import VectorEnv
+from puffer.vector.gym import make as make_gym
 from puffer.vector.testing import DeterministicEnv, check_final_observations
 
 # Short episodes: CartPole both terminates (pole falls) and truncates (time limit) here.
@@ -92,6 +93,8 @@ def test_gym_adapter_infos_match_gymnasium_same_step_autoreset() -> None:
         ended += int(want[4]["_final_obs"].sum())
         np.testing.assert_array_equal(infos["_final_obs"], want[4]["_final_obs"])
         np.testing.assert_array_equal(infos["_final_info"], want[4]["_final_info"])
+        lengths = infos["final_info"]["episode_length"][infos["_final_info"]]
+        assert (lengths >= 1).all() and (lengths <= KWARGS["max_episode_steps"]).all()
         for got, expected in zip(infos["final_obs"], want[4]["final_obs"], strict=True):
             assert (got is None) == (expected is None)
             if got is not None:
@@ -99,3 +102,45 @@ def test_gym_adapter_infos_match_gymnasium_same_step_autoreset() -> None:
     assert ended > 8
     ours.close()
     theirs.close()
+
+
+@pytest.mark.parametrize("backend", ["serial", "multiprocessing"])
+def test_gym_adapter_next_step_matches_gymnasium_next_step(backend) -> None:
+    ours = make_gym(
+        "gym-CartPole-v1",
+        4,
+        autoreset_mode=AutoresetMode.NEXT_STEP,
+        backend=backend,
+        num_workers=2,
+        env_kwargs=KWARGS,
+    )
+    theirs = SyncVectorEnv([raw_env] * 4, autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert ours.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    np.testing.assert_array_equal(ours.reset(seed=3)[0], theirs.reset(seed=3)[0])
+    rng = np.random.default_rng(2)
+    returns = np.zeros(4)
+    ended = 0
+    for _ in range(STEPS):
+        actions = rng.integers(0, 2, 4)
+        obs, rewards, terminations, truncations, infos = ours.step(actions.astype(np.int32))
+        want = theirs.step(actions)
+        for got, expected in zip((obs, rewards, terminations, truncations), want, strict=False):
+            np.testing.assert_array_equal(got, expected)
+        returns += rewards
+        done = terminations | truncations
+        assert "final_obs" not in infos and "final_info" not in infos
+        if done.any():
+            np.testing.assert_array_equal(infos["_episode_return"], done)
+            np.testing.assert_array_equal(infos["episode_return"][done], returns[done])
+            returns[done] = 0.0
+            ended += int(done.sum())
+        else:
+            assert infos == {}
+    assert ended > 8
+    ours.close()
+    theirs.close()
+
+
+def test_gym_adapter_next_step_refuses_native_envs() -> None:
+    with pytest.raises(APIUsageError, match=r"NEXT_STEP for 'breakout': only emulated Gymnasium"):
+        make_gym("breakout", 2, autoreset_mode=AutoresetMode.NEXT_STEP)

@@ -24,7 +24,7 @@ def test_vector_gym_spaces_and_metadata() -> None:
     assert envs.single_action_space == gymnasium.spaces.Discrete(5)
     assert envs.action_space.shape == (6,) and envs.observation_space.shape == (6, 4)
     obs, infos = envs.reset(seed=0)
-    assert obs.shape == (6, 4) and infos == {"episodes": []}
+    assert obs.shape == (6, 4) and infos == {} and envs.episodes == []
     obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
     assert rewards.dtype == np.float32 and terminations.dtype == truncations.dtype == bool
     assert not np.shares_memory(obs, envs.vec.buf.observations)  # copy=True by default
@@ -93,7 +93,10 @@ def test_vector_gym_cleanrl_style_ppo_update(backend) -> None:
             rewards[step] = torch.tensor(reward)
             next_obs = torch.tensor(next_obs)
             next_done = torch.tensor(np.logical_or(terminations, truncations), dtype=torch.float32)
-            episodes.extend(infos["episodes"])
+            episodes.extend(envs.episodes)
+            if "final_info" in infos:
+                lengths = infos["final_info"]["episode_length"][infos["_final_info"]]
+                assert (lengths >= 1).all()
         with torch.no_grad():
             next_value = agent.get_value(next_obs).reshape(1, -1)
             advantages, lastgaelam = torch.zeros_like(rewards), 0

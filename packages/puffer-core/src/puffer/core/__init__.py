@@ -15,7 +15,14 @@ from puffer.core.errors import (
 )
 from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
 from puffer.core.pettingzoo import PettingZooPufferEnv
-from puffer.core.registry import ENTRY_POINT_GROUP, env_creator, make, registered_envs
+from puffer.core.registry import (
+    ENTRY_POINT_GROUP,
+    env_creator,
+    gym_creator,
+    make,
+    registered_envs,
+    resolve_gym_id,
+)
 
 __version__ = "0.1.0"
 
@@ -38,9 +45,11 @@ __all__ = [
     "action_layout",
     "check_actions",
     "env_creator",
+    "gym_creator",
     "make",
     "mask_width",
     "nativize",
     "observation_layout",
     "registered_envs",
+    "resolve_gym_id",
 ]

@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from puffer.core.buffer import Buffer
 from puffer.core.checks import check_mixed_row, check_observation, is_mixed
@@ -299,6 +300,12 @@ class GymnasiumPufferEnv(EmulatedEnv):
             (the env must always provide it); "none" declares no masks. The masks land in
             `action_masks` (see `puffer.core.buffer`); an observation key also stays in the
             observation.
+        autoreset_mode: `AutoresetMode.SAME_STEP` (the default and the buffer contract: the
+            step that ends an episode already shows the next one's first observation) or
+            `NEXT_STEP` (that step shows the episode's last observation; the next step resets,
+            leaves its action unused and reports reward 0 and no flags), as Gymnasium's
+            vector envs offer it. Only code written for Gymnasium's NEXT_STEP wants it; the
+            trainer needs SAME_STEP.
 
     Attributes:
         env: the wrapped Gymnasium env.
@@ -340,7 +347,14 @@ class GymnasiumPufferEnv(EmulatedEnv):
         buf: Buffer | None = None,
         seed: int | None = None,
         action_mask: str = "auto",
+        autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP,
     ):
+        if autoreset_mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
+            raise APIUsageError(
+                f"{type(self).__name__}(autoreset_mode={autoreset_mode!r}): use "
+                "AutoresetMode.SAME_STEP or AutoresetMode.NEXT_STEP"
+            )
+        self.autoreset_mode = autoreset_mode
         self.env = _make_env(env, tuple(env_args), env_kwargs, type(self).__name__)
         self.name = env_name(self.env)
         self._mask_from = _mask_from(self.env, action_mask, type(self).__name__)
@@ -374,6 +388,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self._reward_out = memoryview(self.rewards)
         self._terminal_out = memoryview(self.terminals)
         self._truncation_out = memoryview(self.truncations)
+        # NEXT_STEP: the last step ended an episode, so this one resets instead.
+        self._reset_due = False
 
     def _reset(self, seed: int | None) -> Infos:
         if seed is None:
@@ -389,9 +405,13 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self.truncations[0] = False
         self.masks[0] = True
         self._stats = EpisodeStats()
+        self._reset_due = False
         return []
 
     def _step(self) -> Infos:
+        if self._reset_due:
+            self._reset(None)
+            return []
         if self._checks_left:
             self._checks_left -= 1
         if self._mixed:
@@ -410,9 +430,13 @@ class GymnasiumPufferEnv(EmulatedEnv):
                 if self._checks_left:
                     check_observation(self, self.env.observation_space, obs, "step()")
                 self._write_final(obs)
-            obs, info = self.env.reset()
-            where = "reset()"
             infos = [stats.finish()]
+            if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+                self._reset_due = True
+                where = "step()"
+            else:
+                obs, info = self.env.reset()
+                where = "reset()"
         else:
             where = "step()"
             infos = []

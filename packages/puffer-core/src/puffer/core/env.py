@@ -5,7 +5,9 @@ buffer contract (`puffer.core.buffer`). Subclasses set `single_observation_space
 `single_action_space` and `num_agents` before calling `super().__init__(buf)`, then implement
 `_reset(seed)` and `_step()`, which read `self.actions` and write the other arrays in place.
 Envs auto-reset: the step that ends an episode reports its final reward and terminal or
-truncation flag, and the observation in that row is already the first of the next episode.
+truncation flag, and the observation in that row is already the first of the next episode
+(Gymnasium's `AutoresetMode.SAME_STEP`, which the trainer needs). An emulated Gymnasium env can
+instead be built with `NEXT_STEP` for Gymnasium code that needs it (`autoreset_mode`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from puffer.core.actions import action_checker
@@ -72,6 +75,10 @@ class PufferEnv:
     # Envs that declare legal-action masks set this True and write `action_masks` on every
     # reset and step; see `puffer.core.buffer`.
     writes_action_masks: bool = False
+    # When an ended episode's row gets its next first observation: in the step that ended it
+    # (SAME_STEP, the buffer contract) or in the next step, whose action is then unused
+    # (NEXT_STEP, offered by `GymnasiumPufferEnv` for Gymnasium's vector wrappers).
+    autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
 
     def __init__(self, buf: Buffer | None = None):
         name = type(self).__name__

@@ -6,6 +6,11 @@ nested space lives inside one row. Leaves are laid out depth first in the space'
 when it is built unless `sort_keys=False`; we never sort again, so pass an `OrderedDict`, a list
 of pairs or `sort_keys=False` to choose the order), `Tuple` entries by index.
 
+Keys of an observation `Dict` whose space holds strings (Gymnasium's `Text`, MiniGrid's
+`MissionSpace`) are left out of the row: a policy reads numbers, and such envs (every MiniGrid
+id) would otherwise be refused. `Layout.space` keeps the full space; `Layout.tree` and
+`nativize` have the kept keys only.
+
 Observations keep each leaf's own dtype (Discrete leaves are int64, MultiBinary int8, as in
 Gymnasium). Offsets come from an aligned numpy structured dtype, so every leaf starts at a
 multiple of its alignment and a row can be reinterpreted in place, numpy or torch. When all
@@ -34,6 +39,7 @@ __all__ = [
     "Leaf",
     "action_layout",
     "assign",
+    "is_text_space",
     "map_views",
     "nativize",
     "observation_layout",
@@ -147,9 +153,28 @@ def _(space: spaces.MultiBinary, path: Path, action: bool) -> Any:
 
 @_tree.register
 def _(space: spaces.Dict, path: Path, action: bool) -> Any:
-    if not space.spaces:
-        raise EmulationError(f"empty Dict space at {_path_name(path)} cannot be emulated")
-    return {key: _tree(sub, (*path, key), action) for key, sub in space.spaces.items()}
+    kept = {key: sub for key, sub in space.spaces.items() if action or not is_text_space(sub)}
+    if not kept:
+        raise EmulationError(
+            f"Dict space at {_path_name(path)} has no leaf that can be emulated (empty, or "
+            "text only)"
+        )
+    return {key: _tree(sub, (*path, key), action) for key, sub in kept.items()}
+
+
+def is_text_space(space: spaces.Space) -> bool:
+    """True for a space of strings: Gymnasium's `Text`, or any space whose samples are `str`
+    (MiniGrid's `MissionSpace`). Observation Dicts leave these keys out of their rows."""
+    if isinstance(space, spaces.Text):
+        return True
+    if isinstance(space, spaces.Box | spaces.Discrete | spaces.MultiDiscrete | spaces.MultiBinary):
+        return False
+    if isinstance(space, spaces.Dict | spaces.Tuple):
+        return False
+    try:
+        return isinstance(space.sample(), str)
+    except Exception:  # an unknown space that cannot even sample is refused by `_tree`
+        return False
 
 
 @_tree.register

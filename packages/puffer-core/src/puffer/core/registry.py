@@ -6,10 +6,17 @@ Names come from three places:
   that takes `buf=None` and keyword config and returns a `PufferEnv`;
 - the `puffer.env_families` group: one entry point names a mapping `{name: creator}`, for a
   package whose envs are enumerated at import (`ocean = "puffer.ocean:ENVS"`, every C env);
-- `gym-<id>` for any id in Gymnasium's registry (emulated with `GymnasiumPufferEnv`);
-- `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`) or a PettingZoo registry
-  id (`pettingzoo-classic/rps-v2`), emulated with `PettingZooPufferEnv` (parallel API where the
-  env has one, else its AEC env through PettingZoo's converter).
+- `gym-<id>` for every id `gymnasium.make` accepts (emulated with `GymnasiumPufferEnv`): ids
+  Gymnasium knows, its `module:EnvId` form (`gym-minigrid:MiniGrid-DoorKey-6x6-v0` imports
+  `minigrid` first), and ids an installed package registers when imported, found without the
+  module: the old `gymnasium.envs` plugin entry points are loaded, then the installed packages
+  that depend on Gymnasium are imported one at a time, the one whose name is closest to the id
+  first, until the id is registered (`resolve_gym_id`);
+- `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`), a PettingZoo registry
+  id (`pettingzoo-classic/rps-v2`), any importable module with a `parallel_env` or `env`
+  (`pettingzoo-magent2.environments.battle_v4`) or a `module:creator` (a third-party package's
+  env function), emulated with `PettingZooPufferEnv` (parallel API where the env has one, else
+  its AEC env through PettingZoo's converter).
 """
 
 from __future__ import annotations
@@ -17,9 +24,13 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
+import re
+import warnings
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import distribution, entry_points, packages_distributions
 from typing import Any
+
+from gymnasium.vector import AutoresetMode
 
 from puffer.core.env import PufferEnv
 from puffer.core.errors import EnvNotFoundError
@@ -29,13 +40,17 @@ __all__ = [
     "FAMILY_GROUP",
     "env_creator",
     "env_package",
+    "gym_creator",
     "make",
     "registered_envs",
+    "resolve_gym_id",
 ]
 
 ENTRY_POINT_GROUP = "puffer.envs"
 FAMILY_GROUP = "puffer.env_families"
 GYM_PREFIX = "gym-"
+# Older Gymnasium's plugin hook: `register_function` entry points, called before a lookup.
+PLUGIN_GROUP = "gymnasium.envs"
 PETTINGZOO_PREFIX = "pettingzoo-"
 
 
@@ -83,17 +98,8 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
     entry = _entries().get(name)
     if entry is not None:
         return entry[1]()
-    if name.startswith(GYM_PREFIX):
-        import gymnasium
-
-        env_id = name[len(GYM_PREFIX) :]
-        if env_id in gymnasium.registry:
-            from puffer.core.emulation import GymnasiumPufferEnv
-
-            def make_gym(buf=None, **kwargs: Any) -> PufferEnv:
-                return GymnasiumPufferEnv(env_id, env_kwargs=kwargs, buf=buf)
-
-            return make_gym
+    if name.startswith(GYM_PREFIX) and resolve_gym_id(name[len(GYM_PREFIX) :]):
+        return gym_creator(name[len(GYM_PREFIX) :])
     if name.startswith(PETTINGZOO_PREFIX):
         creator = _pettingzoo_creator(name[len(PETTINGZOO_PREFIX) :])
         if creator is not None:
@@ -106,9 +112,136 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "."
     raise EnvNotFoundError(
-        f"no env named {name!r}{hint} `puffer list` shows the registered names; any Gymnasium "
-        "id works as gym-<id>, any PettingZoo env as pettingzoo-<family>.<module>"
+        f"no env named {name!r}{hint} `puffer list` shows the registered names; any id "
+        "gymnasium.make accepts works as gym-<id> (gym-<module>:<id> imports the module that "
+        "registers it), any PettingZoo env as pettingzoo-<family>.<module> or "
+        "pettingzoo-<module>:<creator>"
     )
+
+
+def gym_creator(
+    env_id: str, autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
+) -> Callable[..., PufferEnv]:
+    """A picklable `creator(buf=None, **kwargs) -> GymnasiumPufferEnv` for a Gymnasium id.
+
+    The keyword arguments go to `gymnasium.make`. The creator finds the id's registration in
+    whichever process it runs (a spawned worker has not imported what the parent imported).
+
+    Args:
+        env_id: any id `gymnasium.make` accepts (see `resolve_gym_id`).
+        autoreset_mode: `GymnasiumPufferEnv`'s; NEXT_STEP only for Gymnasium code.
+
+    Raises:
+        EnvNotFoundError: the id cannot be found (as `env_creator`).
+    """
+    if not resolve_gym_id(env_id):
+        env_creator(GYM_PREFIX + env_id)  # raises, with the close names
+    return functools.partial(_make_gym, env_id, autoreset_mode)
+
+
+def _make_gym(
+    env_id: str, autoreset_mode: AutoresetMode, buf: Any = None, **kwargs: Any
+) -> PufferEnv:
+    from puffer.core.emulation import GymnasiumPufferEnv
+
+    resolve_gym_id(env_id)
+    return GymnasiumPufferEnv(env_id, env_kwargs=kwargs, buf=buf, autoreset_mode=autoreset_mode)
+
+
+@functools.cache
+def resolve_gym_id(env_id: str) -> bool:
+    """Make `env_id` known to `gymnasium.make` in this process; False when nothing registers it.
+
+    `module:EnvId` imports the module (as `gymnasium.make` would). A bare id missing from
+    Gymnasium's registry is looked for where third-party packages register theirs: first the
+    `gymnasium.envs` entry points (the plugin hook of older Gymnasium, still declared by e.g.
+    MinAtar), then by importing, one at a time, each installed package that requires
+    Gymnasium, the name closest to the id first (`minigrid` for `MiniGrid-DoorKey-6x6-v0`),
+    until the id is registered. A package that fails to import is passed over.
+
+    Example:
+        >>> resolve_gym_id("CartPole-v1"), resolve_gym_id("NoSuchEnv-v0")
+        (True, False)
+    """
+    import gymnasium
+
+    module, _, bare = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return False
+        return bare in gymnasium.registry
+    if env_id in gymnasium.registry:
+        return True
+    named, others = _gymnasium_packages(env_id)
+    # Cheapest first: a package named like the id, then the plugins (MinAtar's takes seconds),
+    # then every other package.
+    attempts = [
+        *(functools.partial(_import, module) for module in named),
+        *(functools.partial(_load_plugin, ep.value) for ep in entry_points(group=PLUGIN_GROUP)),
+        *(functools.partial(_import, module) for module in others),
+    ]
+    for attempt in attempts:
+        attempt()
+        if env_id in gymnasium.registry:
+            return True
+    return False
+
+
+def _import(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # any package may fail to import; the next may register the id
+        return
+
+
+@functools.cache
+def _load_plugin(value: str) -> None:
+    """Call one `PLUGIN_GROUP` entry point (`module:register_function`), once per process."""
+    module, _, function = value.partition(":")
+    # A plugin whose package was imported already registers its ids again: Gymnasium warns
+    # about each override, which changes nothing here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            getattr(importlib.import_module(module), function)()
+        except Exception:  # a broken plugin must not hide the envs of the others
+            return
+
+
+def _gymnasium_packages(env_id: str) -> tuple[list[str], list[str]]:
+    """Top-level modules of installed distributions that require Gymnasium (ours excluded):
+    those named like `env_id`'s leading word or namespace, then the others, closest first."""
+    word = _normalized(re.split(r"[/\\-]", env_id, maxsplit=1)[0])
+    requiring: set[str] = set()
+    for module, dists in packages_distributions().items():
+        if module.startswith("_") or not module.isidentifier() or module == "gymnasium":
+            continue
+        if any(_requires_gymnasium(dist) for dist in dists):
+            requiring.add(module)
+
+    def distance(module: str) -> tuple[float, str]:
+        return (-difflib.SequenceMatcher(None, _normalized(module), word).ratio(), module)
+
+    def named(module: str) -> bool:
+        name = _normalized(module)
+        return name.startswith(word) or word.startswith(name)
+
+    ordered = sorted(requiring, key=distance)
+    return [m for m in ordered if named(m)], [m for m in ordered if not named(m)]
+
+
+@functools.cache
+def _requires_gymnasium(dist_name: str) -> bool:
+    if dist_name.lower().startswith("puffer"):
+        return False  # our own packages register puffer envs, not Gymnasium ids
+    requires = distribution(dist_name).requires or []
+    return any(re.match(r"gymnasium\b", requirement.strip().lower()) for requirement in requires)
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def _pettingzoo_ids() -> tuple[dict, dict]:
@@ -120,7 +253,8 @@ def _pettingzoo_ids() -> tuple[dict, dict]:
 
 
 def _pettingzoo_creator(suffix: str) -> Callable[..., Any] | None:
-    """A creator for `classic.rps_v2` (module style) or `classic/rps-v2` (registry id)."""
+    """A creator for `classic.rps_v2` (module style), `classic/rps-v2` (registry id), a
+    third-party env module (`magent2.environments.battle_v4`) or `module:creator`."""
     family, _, module = suffix.partition(".")
     base, _, version = module.rpartition("_v")
     candidates = [suffix, f"{family}/{base}-v{version}"] if base else [suffix]
@@ -132,11 +266,17 @@ def _pettingzoo_creator(suffix: str) -> Callable[..., Any] | None:
                 import pettingzoo
 
                 return functools.partial(pettingzoo.make, env_type, env_id)
-    try:
-        module_object = importlib.import_module(f"pettingzoo.{suffix}")
-    except ImportError:
-        return None
-    return getattr(module_object, "parallel_env", None) or getattr(module_object, "env", None)
+    module_name, _, attribute = suffix.partition(":")
+    # PettingZoo's own families first, then a third-party module of the same shape.
+    for name in (f"pettingzoo.{module_name}", module_name):
+        try:
+            module_object = importlib.import_module(name)
+        except ImportError:
+            continue
+        if attribute:
+            return getattr(module_object, attribute, None)
+        return getattr(module_object, "parallel_env", None) or getattr(module_object, "env", None)
+    return None
 
 
 def make(name: str, buf=None, **kwargs: Any) -> PufferEnv:

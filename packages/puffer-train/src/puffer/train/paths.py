@@ -1,6 +1,6 @@
 """The run layout: where a run's files live, spelled once.
 
-    <data_dir>/<env, "/" -> "_">/<run_id>/
+    <data_dir>/<env, "/" and ":" -> "_">/<run_id>/
         config.json     the resolved `puffer.train.Config` (written when the run starts)
         config.toml     the resolved CLI config (`puffer train` writes it; `--config` reloads it)
         checkpoint.pt   model, optimizer, trainer state, RNG streams, env state (atomic)
@@ -48,8 +48,10 @@ class RunPaths:
 
     @staticmethod
     def env_dir(data_dir: str | Path, env: str) -> Path:
-        """`<data_dir>/<env>/`: the runs (and sweeps) of one env; "/" in names becomes "_"."""
-        return Path(data_dir) / env.replace("/", "_")
+        """`<data_dir>/<env>/`: the runs (and sweeps) of one env; "/" in names (`ALE/Pong-v5`)
+        and ":" (`gym-minigrid:MiniGrid-Empty-5x5-v0`, which path lists would split) become
+        "_"."""
+        return Path(data_dir) / env.replace("/", "_").replace(":", "_")
 
     @staticmethod
     def new_run_id() -> str:

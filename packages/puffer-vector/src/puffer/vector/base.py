@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
@@ -51,6 +52,7 @@ class EnvSpec:
     action_layout: Any
     final_observations: bool = False
     action_masks: bool = False
+    autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
 
     @classmethod
     def of(cls, env: PufferEnv) -> EnvSpec:
@@ -62,6 +64,7 @@ class EnvSpec:
             env.action_layout,
             bool(getattr(env, "writes_final_observations", False)),
             bool(getattr(env, "writes_action_masks", False)),
+            env.autoreset_mode,
         )
 
     def allocate(self, num_agents: int) -> Buffer:
@@ -92,7 +95,13 @@ class EnvSpec:
     def check(self, env: PufferEnv, owner: str) -> None:
         """Raise `APIUsageError` unless `env` has this spec (envs of one vectorizer must match)."""
         actual = EnvSpec.of(env)
-        names = ("num_agents", "single_observation_space", "single_action_space", "action_masks")
+        names = (
+            "num_agents",
+            "single_observation_space",
+            "single_action_space",
+            "action_masks",
+            "autoreset_mode",
+        )
         for name in names:
             if getattr(actual, name) != getattr(self, name):
                 raise APIUsageError(

@@ -71,6 +71,33 @@ def test_school_units_spawn_and_observation_layout(run_c) -> None:
     )
 
 
+def test_school_terrain_is_pufferlibs_map(run_c) -> None:
+    # Texel heights of PufferLib 3.0's school map (its perlin_noise over its simplex noise, the
+    # same for every run), printed from their code; the terrain's slopes decide how often air
+    # units fly into the ground, so another map of the same octaves is another task.
+    run_c(
+        "school/school.h",
+        """
+    static School env;
+    static float obs[512 * SCHOOL_OBS];
+    BIND(&env, obs);
+    const float *t = school_terrain(&env);
+    const int at[7][2] = {{0, 0}, {100, 37}, {255, 255}, {511, 0}, {0, 511}, {400, 300}, {511, 511}};
+    const float height[7] = {211.3626f, 178.0244f, 67.4921f, 224.8276f, 15.8639f, 141.9014f,
+                             73.2031f};
+    for (int k = 0; k < 7; k++) CHECK(fabsf(t[at[k][0] * 512 + at[k][1]] - height[k]) < 1e-3f);
+    /* The noise itself, against their noise2 (negative lattice cells included). */
+    CHECK(NEAR(simplex2(0.3f, 0.7f), 0.2552207) && NEAR(simplex2(12.25f, 3.5f), -0.1245954));
+    CHECK(NEAR(simplex2(9999.5f, 1234.75f), 0.0074556) && NEAR(simplex2(-2.6f, 5.1f), -0.7531397));
+    /* A unit 0.2 above the ground at texel (row 100, column 37): x = 37 / 128 - 2. */
+    CHECK(NEAR(school_ground(&env, 37.5f / 128.0f - 2.0f, 100.5f / 128.0f - 2.0f),
+               (178.0244 - 256.0) / 128.0));
+    c_close(&env);
+    return 0;
+""",
+    )
+
+
 def test_school_driving_and_flying(run_c) -> None:
     run_c(
         "school/school.h",

@@ -73,6 +73,37 @@ def test_terraform_terrain_pads_spawn_and_observation(run_c) -> None:
     )
 
 
+def test_terraform_terrain_is_pufferlibs_noise_at_a_seeded_offset(run_c) -> None:
+    # PufferLib 3.0 reads its simplex noise from a random whole-cell offset in [0, 10000); the
+    # map at offset (1234, 5678) before volume scaling, printed from their perlin_noise: its sum
+    # and two cells. Ours draws the offset from the env's seed, then scales to the pads' volume.
+    run_c(
+        "terraform/terraform.h",
+        """
+    static float raw[64 * 64];
+    simplex_heightmap(raw, 64, 64, 4.0f / 64.0f, TF_OCTAVES, 1234.0f, 5678.0f, TF_NOISE_RANGE,
+                      TF_NOISE_FLOOR);
+    double sum = 0.0;
+    for (int i = 0; i < 64 * 64; i++) sum += raw[i];
+    CHECK(fabs(sum - 4765.550) < 0.01 && NEAR(raw[AT(20, 10)], 3.8859));
+    CHECK(NEAR(raw[AT(50, 40)], 7.1467));
+    Terraform env = {0};
+    static float obs[8 * TF_OBS];
+    BIND(&env, obs);
+    uint64_t rng = 1; /* the seed OPEN gives */
+    const int ox = rng_int(&rng, 10000), oy = rng_int(&rng, 10000);
+    simplex_heightmap(raw, 64, 64, 4.0f / 64.0f, TF_OCTAVES, (float)ox, (float)oy,
+                      TF_NOISE_RANGE, TF_NOISE_FLOOR);
+    float volume = 0.0f;
+    for (int i = 0; i < 64 * 64; i++) volume += raw[i];
+    const float *terrain = tf_terrain(&env);
+    for (int i = 0; i < 64 * 64; i++)
+        CHECK(fabsf(terrain[i] - fminf(32.0f, raw[i] * 1936.0f / volume)) < 1e-4f);
+    c_close(&env);""",
+        prelude="#define AT(x, y) ((int)(y) * 64 + (int)(x))",
+    )
+
+
 def test_terraform_view_scaling_and_edges(run_c) -> None:
     run_c(
         "terraform/terraform.h",

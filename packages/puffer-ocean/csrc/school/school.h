@@ -12,9 +12,10 @@
  * |             | 1), mothership (10, 2, 0.4, 0.5, 0.5), fighter (1, 0.5, 0.25, 1, 0.75),   |
  * |             | bomber (1, 1, 0.1, 0.5, 0.5), infantry (0.2, 0.2, 0.2, 2, 0.25), tank (2, |
  * |             | 0.5, 0.25, 0.25, 0.75), artillery (2, 2, 0.7, 0.5, 0.25)                  |
- * | terrain     | 256 size_x x 256 size_z texels, 128 per unit length; 8 octaves of noise  |
- * |             | at 1/2048 cycles per texel, doubling; rescaled to [0, 256], then values  |
- * |             | under 16 read 0 and the rest lose 16; ground y = (h - 128 size_y) / 128  |
+ * | terrain     | 256 size_x x 256 size_z texels, 128 per unit length: PufferLib's map,     |
+ * |             | 8 octaves of simplex noise from the origin at 1/2048 cycles per texel,   |
+ * |             | doubling, weights halving; rescaled to [0, 256], then values under 16    |
+ * |             | read 0 and the rest lose 16; ground y = (h - 128 size_y) / 128           |
  * | bases       | x, z uniform in [0.5 - size, size - 0.5], redrawn until 2.0 or more (in   |
  * |             | x, z) from every earlier base; y on the ground                            |
  * | spawn       | drones at the position of unit 64 * (index / 64) (their mothership);      |
@@ -50,22 +51,21 @@
  * Log per ended unit episode: episode_return, episode_length, collision_rate, oob_rate, and
  * score = the return unless it ended in the ground (then 0).
  *
- * Deliberate differences from PufferLib 3.0: the terrain is our own gradient noise (a fixed
- * hash lattice, the same for every seed, as theirs is the same for every run), so heights
- * differ pointwise from their simplex noise while octaves, frequencies and rescaling match;
- * the observation row has a fixed width of 75 (num_armies 8); a base that cannot be placed in
- * 10,000 draws restarts the placement of all bases, and configs where a spacing-2 lattice
- * does not fit every base are refused (theirs draws forever: their Python defaults, size 1 with
- * 4 armies, never finish a reset); the 1/9000 restart sets truncations and clears episode
- * returns (theirs sets no flag); the log's score is per episode (theirs assigns a running sum)
- * and there is no perf entry (theirs is never written); the render is a 2D top-down raster
- * view (terrain shaded by height, units as dots, bases as squares) instead of raylib 3D models.
+ * Deliberate differences from PufferLib 3.0: the observation row has a fixed width of 75
+ * (num_armies 8); a base that cannot be placed in 10,000 draws restarts the placement of all
+ * bases, and configs where a spacing-2 lattice does not fit every base are refused (theirs draws
+ * forever: their Python defaults, size 1 with 4 armies, never finish a reset); the 1/9000 restart
+ * sets truncations and clears episode returns (theirs sets no flag); the log's score is per
+ * episode (theirs assigns a running sum) and there is no perf entry (theirs is never written);
+ * the render is a 2D top-down raster view (terrain shaded by height, units as dots, bases as
+ * squares) instead of raylib 3D models.
  */
 #ifndef PUFFER_SCHOOL_H
 #define PUFFER_SCHOOL_H
 
 #include "../puffer.h"
 #include "../raster.h"
+#include "../simplex.h"
 
 PUFFER_ENV_BEGIN(school)
 

@@ -1,5 +1,5 @@
 /* School's world, included by school.h inside its namespace after the types and config: the
- * terrain height-map (gradient noise, built once per config), unit motion (ground units drive,
+ * terrain height-map (simplex noise, built once per config), unit motion (ground units drive,
  * air units pitch and roll by quaternions) and the attack scan. The rules these implement are
  * in school.h's table; school.h keeps the state, observation, step order, render and spec. */
 #ifndef PUFFER_SCHOOL_DYNAMICS_H
@@ -23,48 +23,10 @@ static float *school_terrain(const School *env) {
     return (float *)(env->unit + env->agents) + 4 * (size_t)env->agents;
 }
 
-/* Gradient noise on an integer lattice: a fixed hash picks one of 8 unit gradients per lattice
- * point; quintic fade between the four corners. Output in about [-1, 1]. */
-static float school_grad(int ix, int iy, float dx, float dy) {
-    uint32_t h = (uint32_t)ix * 0x8DA6B343u ^ (uint32_t)iy * 0xD8163841u;
-    h ^= h >> 15, h *= 0x2C1B3C6Du, h ^= h >> 12;
-    static const float GX[8] = {1, -1, 0, 0, 0.70710678f, -0.70710678f, 0.70710678f, -0.70710678f};
-    static const float GY[8] = {0, 0, 1, -1, 0.70710678f, 0.70710678f, -0.70710678f, -0.70710678f};
-    return GX[h & 7] * dx + GY[h & 7] * dy;
-}
-
-static float school_fade(float t) {
-    return t * t * t * (t * (t * 6.0f - 15.0f) + 10.0f);
-}
-
-static float school_noise(float x, float y) {
-    const float fx = floorf(x), fy = floorf(y);
-    const int ix = (int)fx, iy = (int)fy;
-    const float dx = x - fx, dy = y - fy, u = school_fade(dx), v = school_fade(dy);
-    const float a = school_grad(ix, iy, dx, dy), b = school_grad(ix + 1, iy, dx - 1, dy);
-    const float c = school_grad(ix, iy + 1, dx, dy - 1),
-                d = school_grad(ix + 1, iy + 1, dx - 1, dy - 1);
-    return 1.41421356f * ((a + (b - a) * u) + ((c + (d - c) * u) - (a + (b - a) * u)) * v);
-}
-
+/* The fixed terrain: PufferLib's height-map, the same for every seed and run. */
 static void school_build_terrain(School *env) {
-    float *map = school_terrain(env);
-    const int w = env->terrain_w, h = env->terrain_h;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int r = 0; r < h; r++) {
-        for (int c = 0; c < w; c++) {
-            float sum = 0.0f, freq = 1.0f / 2048.0f, amp = 1.0f;
-            for (int octave = 0; octave < 8; octave++, freq *= 2.0f, amp *= 0.5f)
-                sum += amp * school_noise(freq * (float)c, freq * (float)r);
-            map[r * w + c] = sum;
-            lo = sum < lo ? sum : lo, hi = sum > hi ? sum : hi;
-        }
-    }
-    const float scale = hi > lo ? 256.0f / (hi - lo) : 0.0f;
-    for (int i = 0; i < w * h; i++) {
-        const float t = scale * (map[i] - lo);
-        map[i] = t < 16.0f ? 0.0f : t - 16.0f;
-    }
+    simplex_heightmap(school_terrain(env), env->terrain_w, env->terrain_h, 1.0f / 2048.0f, 8, 0.0f,
+                      0.0f, 256.0f, 16.0f);
 }
 
 static float school_ground(const School *env, float x, float z) {

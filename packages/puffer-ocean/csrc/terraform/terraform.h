@@ -5,10 +5,11 @@
  * | map         | map_size x map_size [64] cells of dirt height in [0, 32]                    |
  * | target      | height 1 on 11x11 pads at 3 + 14 k per axis (k < (map_size - 3) / 14: 4x4   |
  * |             | pads at 64), 0 elsewhere                                                    |
- * | terrain     | 8 octaves of gradient noise, octave o at 4 * 2^o / map_size cycles per cell |
- * |             | and weight 2^-o; rescaled to [0, 52], minus 34, floored at 0; then scaled   |
- * |             | so its volume equals the target's, capped at 32 per cell. Made at reset(seed)|
- * |             | and kept for every later episode of the env                                 |
+ * | terrain     | 8 octaves of simplex noise read from a random whole-cell offset in [0,    |
+ * |             | 10000) per axis, octave o at 4 * 2^o / map_size cycles per cell, weight    |
+ * |             | 2^-o; rescaled to [0, 52], minus 34, floored at 0; then scaled so its      |
+ * |             | volume equals the target's, capped at 32 per cell. Made at reset(seed) and |
+ * |             | kept for every later episode of the env                                    |
  * | dozer       | spawns at a random whole cell of height 0, heading 0, speed 0, load 0       |
  * | action      | MultiDiscrete([5, 5, 3]): speed += (a0 - 2) / 2, clipped to [-2, 2];        |
  * |             | heading += (a1 - 2) / 10 rad, wrapped into [0, 2 pi]; a2: 0 none, 1 load,    |
@@ -38,22 +39,21 @@
  * (steps, the ending one included), score = perf = the fraction of the initial total
  * |height - target| removed (clipped to [0, 1]).
  *
- * Deliberate differences from PufferLib 3.0: the terrain is our own hashed gradient noise from the
- * env's seed (theirs is simplex noise seeded by the clock, so no two runs match), same octaves,
- * frequencies and shaping; the ends of episodes set terminals/truncations and the timed end pays
- * 0 (theirs sets no flag and leaves the previous step's rewards in the buffer); a spawn or
- * teleport that finds no flat cell in 1,024 draws scans for one from a random cell and stays put
- * if there is none (theirs loops forever); map_size is bounded to [17, 66] so the quadrant block
- * fits the fixed 36 slots (theirs packs fewer quadrants together at smaller sizes and overflows
- * the row at larger ones); their quadrant_progress log, always 0, is left out.
+ * Deliberate differences from PufferLib 3.0: the terrain's offset comes from the env's seed
+ * (theirs from the clock, so no two runs match); the ends of episodes set terminals/truncations
+ * and the timed end pays 0 (theirs sets no flag and leaves the previous step's rewards in the
+ * buffer); a spawn or teleport that finds no flat cell in 1,024 draws scans for one from a random
+ * cell and stays put if there is none (theirs loops forever); map_size is bounded to [17, 66] so
+ * the quadrant block fits the fixed 36 slots (theirs packs fewer quadrants together at smaller
+ * sizes and overflows the row at larger ones); their quadrant_progress log, always 0, is left
+ * out.
  */
 #ifndef PUFFER_TERRAFORM_H
 #define PUFFER_TERRAFORM_H
 
-#include <float.h>
-
 #include "../puffer.h"
 #include "../raster.h"
+#include "../simplex.h"
 
 PUFFER_ENV_BEGIN(terraform)
 
@@ -62,6 +62,7 @@ enum { TF_QUAD = 11, TF_MAX_QUADS = 36, TF_PAD = 11, TF_PAD_GAP = 3 };
 enum { TF_SCALARS = 5, TF_OBS = 2 * TF_CELLS + TF_SCALARS + 2 * TF_MAX_QUADS };
 enum { TF_MIN_SIZE = TF_PAD_GAP + TF_PAD + TF_PAD_GAP, TF_MAX_SIZE = 66, TF_MAX_AGENTS = 256 };
 enum { TF_OCTAVES = 8, TF_TELEPORT_EVERY = 512, TF_SPAWN_DRAWS = 1024, TF_CELL_PIXELS = 8 };
+enum { TF_NOISE_OFFSETS = 10000 }; /* whole cells the noise is read from, per axis */
 enum { TF_NONE, TF_LOAD, TF_UNLOAD };
 static const float TF_MAX_HEIGHT = 32.0f;
 static const float TF_MAX_SPEED = 2.0f;
@@ -162,60 +163,17 @@ static void c_init(Terraform *env) {
     env->dozers = (TfDozer *)calloc((size_t)env->agents, sizeof(TfDozer));
 }
 
-/* Gradient noise on the unit lattice: a hashed unit gradient per corner, quintic fade. Zero at
- * lattice points, within about [-0.7, 0.7]. */
-static float tf_noise(uint32_t seed, float x, float y) {
-    static const float GX[8] = {1, -1, 0, 0, 0.70710678f, -0.70710678f, 0.70710678f, -0.70710678f};
-    static const float GY[8] = {0, 0, 1, -1, 0.70710678f, 0.70710678f, -0.70710678f, -0.70710678f};
-    const float fx = floorf(x), fy = floorf(y);
-    const int32_t ix = (int32_t)fx, iy = (int32_t)fy;
-    const float dx = x - fx, dy = y - fy;
-    float dot[4];
-    for (int k = 0; k < 4; k++) {
-        const int cx = k & 1, cy = k >> 1;
-        uint32_t h = seed ^ (uint32_t)(ix + cx) * 0x8DA6B343u ^ (uint32_t)(iy + cy) * 0xD8163841u;
-        h = (h ^ (h >> 15)) * 0x2C1B3C6Du;
-        h = (h ^ (h >> 12)) * 0x297A2D39u;
-        h ^= h >> 15;
-        dot[k] = GX[h & 7] * (dx - (float)cx) + GY[h & 7] * (dy - (float)cy);
-    }
-    const float u = dx * dx * dx * (dx * (dx * 6.0f - 15.0f) + 10.0f);
-    const float v = dy * dy * dy * (dy * (dy * 6.0f - 15.0f) + 10.0f);
-    const float top = dot[0] + u * (dot[1] - dot[0]), bottom = dot[2] + u * (dot[3] - dot[2]);
-    return top + v * (bottom - top);
-}
-
-/* A new terrain from env->rng, its volume equal to the pads'. */
+/* A new terrain from env->rng, its volume equal to the pads'. PufferLib's map: simplex noise
+ * read from a random whole-cell offset in [0, 10000) per axis (theirs drawn from the clock). */
 static void tf_build_terrain(Terraform *env) {
     const int size = env->map_size, area = tf_area(env);
     float *terrain = tf_terrain(env);
-    /* Each octave gets its own hash seed and a sub-lattice offset: the high octaves sample at
-     * whole lattice steps, where gradient noise would otherwise read 0. */
-    uint32_t seeds[TF_OCTAVES];
-    float offsets[TF_OCTAVES][2];
-    for (int o = 0; o < TF_OCTAVES; o++) {
-        seeds[o] = (uint32_t)rng_next(&env->rng);
-        offsets[o][0] = rng_uniform(&env->rng, 0.0f, 256.0f);
-        offsets[o][1] = rng_uniform(&env->rng, 0.0f, 256.0f);
-    }
-    const float base = 4.0f / (float)size;
-    float low = FLT_MAX, high = -FLT_MAX;
-    for (int y = 0; y < size; y++) {
-        for (int x = 0; x < size; x++) {
-            float sum = 0.0f, freq = base, weight = 1.0f;
-            for (int o = 0; o < TF_OCTAVES; o++, freq *= 2.0f, weight *= 0.5f)
-                sum += weight * tf_noise(seeds[o], freq * (float)x + offsets[o][0],
-                                         freq * (float)y + offsets[o][1]);
-            terrain[y * size + x] = sum;
-            low = sum < low ? sum : low;
-            high = sum > high ? sum : high;
-        }
-    }
-    const float stretch = high > low ? TF_NOISE_RANGE / (high - low) : 0.0f;
+    const float offset_x = (float)rng_int(&env->rng, TF_NOISE_OFFSETS);
+    const float offset_y = (float)rng_int(&env->rng, TF_NOISE_OFFSETS);
+    simplex_heightmap(terrain, size, size, 4.0f / (float)size, TF_OCTAVES, offset_x, offset_y,
+                      TF_NOISE_RANGE, TF_NOISE_FLOOR);
     float volume = 0.0f, target_volume = 0.0f;
     for (int i = 0; i < area; i++) {
-        const float h = stretch * (terrain[i] - low) - TF_NOISE_FLOOR;
-        terrain[i] = h > 0.0f ? h : 0.0f;
         volume += terrain[i];
         target_volume += tf_target_at(env, i % size, i / size);
     }

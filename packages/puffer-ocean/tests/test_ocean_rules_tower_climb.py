@@ -249,15 +249,18 @@ def test_tower_climb_goal_and_time_limit(run_c) -> None:
     CHECK(env.log.n == 1.0f && env.log.perf == 1.0f && env.log.score == 1.0f);
     CHECK(env.log.episode_length == 2.0f && env.log.episode_return == 1.0f);
     CHECK(s->position == CELL(3, 2, 4) && s->orientation == TC_UP);
-    /* 60 actions, then the 61st step takes none: truncation, reward 0, a new episode. */
+    /* 61 actions an episode, as PufferLib's (which resets on the 61st step and plays that
+     * action in the next episode): the 61st is played, pays its reward (here an illegal drop's),
+     * then truncates and a new episode starts. */
     memset(&env.log, 0, sizeof(env.log));
     for (int t = 0; t < 60; t++) {
         ACT(t % 2 ? TC_LEFT : TC_RIGHT);
         CHECK(!terminals[0] && !truncations[0] && rewards[0] == 0.0f);
     }
-    ACT(TC_RIGHT), CHECK(truncations[0] && !terminals[0] && rewards[0] == 0.0f);
+    ACT(TC_DROP), CHECK(truncations[0] && !terminals[0] && NEAR(rewards[0], -0.01));
     CHECK(s->orientation == TC_UP && env.climbers[0].tick == 0);
     CHECK(env.log.n == 1.0f && env.log.episode_length == 61.0f && env.log.perf == 0.0f);
+    CHECK(NEAR(env.log.episode_return, -0.01));
     ACT(TC_RIGHT), CHECK(s->orientation == TC_RIGHT && env.climbers[0].tick == 1);
     c_close(&env);
     """,

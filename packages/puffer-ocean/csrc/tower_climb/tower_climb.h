@@ -33,7 +33,7 @@
  * |             | push, pull or turn while holding: reward_move_block [0.2]; an illegal       |
  * |             | action (the state may still change): reward_illegal_move [-0.01]            |
  * | episode end | standing on the goal: +1, terminal; death: -1, terminal; else the 61st step |
- * |             | takes no action: truncation, reward 0                                       |
+ * |             | is the last: its action's reward, then truncation                           |
  * Observation per climber: (228,) uint8: a 5 x 5 x 9 (floors, z rows, x columns) window, index
  * x + 9 z + 45 y, of 0 empty, 1 block, 2 goal, 3 the climber; the window is centred on the
  * climber's (floor + 1, z, x) and shifted to stay inside the tower; then its orientation (0..3),
@@ -44,13 +44,14 @@
  * Deliberate differences from PufferLib 3.0: levels come from the env's seed (theirs from the
  * clock); one pool per env here, one per process there (configs/tower_climb.toml runs 1,024
  * climbers in one env, sharing 50 levels as theirs do; the default of 64 keeps envs small); the
- * ends of episodes set terminals/truncations (theirs sets none); the step that truncates takes
- * no action (theirs plays it in the next episode, whose limit is then 61 actions); the goal step
- * pays +1 and logs +1 (theirs also logs the climb reward it overwrote); observations are written
- * after every step (theirs keeps the old ones after an illegal action that changed the state);
- * cells outside the tower read empty (theirs reads past its mask); a tower draw without spawn or
- * goal is redrawn (theirs keeps the previous draw's spawn and goal); the solver gives up beyond
- * 2^21 states (theirs 10^7; neither is reached); block falls are queued up to 4,096 deep (theirs
+ * ends of episodes set terminals/truncations (theirs sets none); an episode's 61st action is
+ * played in it and then truncates (theirs resets on the 61st step and plays its action, chosen on
+ * the old state, in the next episode: 61 actions an episode either way); the goal step pays +1
+ * and logs +1 (theirs also logs the climb reward it overwrote); observations are written after
+ * every step (theirs keeps the old ones after an illegal action that changed the state); cells
+ * outside the tower read empty (theirs reads past its mask); a tower draw without spawn or goal
+ * is redrawn (theirs keeps the previous draw's spawn and goal); the solver gives up beyond 2^21
+ * states (theirs 10^7; neither is reached); block falls are queued up to 4,096 deep (theirs
  * 1,000, unchecked).
  */
 #ifndef PUFFER_TOWER_CLIMB_H
@@ -66,7 +67,7 @@ PUFFER_ENV_BEGIN(tower_climb)
 enum { TC_VIEW_FLOORS = 5, TC_VIEW_ROWS = 5, TC_VIEW_COLS = 9 };
 enum { TC_VIEW = TC_VIEW_FLOORS * TC_VIEW_ROWS * TC_VIEW_COLS, TC_OBS = TC_VIEW + 3 };
 enum { TC_EMPTY, TC_BLOCK, TC_GOAL, TC_SELF };
-enum { TC_HORIZON = 60, TC_MAX_AGENTS = 4096 };
+enum { TC_HORIZON = 61, TC_MAX_AGENTS = 4096 };       /* steps (each one acting) per episode */
 enum { TC_PX = 20, TC_DEPTH_PX = 8, TC_MARGIN = 10 }; /* render: cube side, z shift per row */
 
 typedef struct {
@@ -197,10 +198,7 @@ static void tc_finish(TowerClimb *env, int i, float reward, float perf, int term
 static void tc_step_climber(TowerClimb *env, int i) {
     TcClimber *c = &env->climbers[i];
     env->terminals[i] = env->truncations[i] = 0;
-    if (++c->tick > TC_HORIZON) {
-        tc_finish(env, i, 0.0f, 0.0f, 0);
-        return;
-    }
+    c->tick++;
     const int goal = env->levels[c->level].goal;
     TcEvents ev;
     const int result = tc_apply(&c->puzzle, env->actions[i], goal, &ev);
@@ -221,6 +219,10 @@ static void tc_step_climber(TowerClimb *env, int i) {
     }
     if (result == TC_OK && tc_at_goal(&c->puzzle, goal)) { /* +1 replaces a climb's reward */
         tc_finish(env, i, 1.0f, 1.0f, 1);
+        return;
+    }
+    if (c->tick >= TC_HORIZON) {
+        tc_finish(env, i, reward, 0.0f, 0);
         return;
     }
     env->rewards[i] = reward;
@@ -310,7 +312,7 @@ static const PufferKey KEYS[] = {
 static const PufferSpec SPEC = {
     .doc = "Tower climb: climbers push, pull and climb blocks of a random 10x10x10 voxel tower "
            "(levels solvable in 10 to 15 moves, a pool of num_maps per env) to stand on the goal "
-           "block: +1 and terminal; falling off or under a falling block: -1 and terminal; 60 "
+           "block: +1 and terminal; falling off or under a falling block: -1 and terminal; 61 "
            "actions, then truncation. Shaping: reward_climb_row for a new highest floor, "
            "reward_fall_row for walking off a ledge, reward_move_block for moving a block, "
            "reward_illegal_move for a refused action. Observation: (228,) uint8: a 5x5x9 window "

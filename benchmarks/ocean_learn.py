@@ -1,15 +1,23 @@
-"""Ocean learning with the shipped configs, beside PufferLib 3.0's trainer on its own config.
+"""Ocean learning beside PufferLib 3.0: its trainer at its shipped config, ours at that same
+config, and ours at our shipped TOML, each to the end of PufferLib's budget.
 
-For each env and seed it runs `puffer train ENV --train.total-timesteps N --train.seed S` (the
-env's shipped TOML, nothing else on the command line) and, with `--pufferlib DIR`, PufferLib
-3.0's `pufferl.train("puffer_ENV")` with its shipped `.ini` at the same budget and seed (CPU,
-`--vec.backend Serial --vec.num-envs 1`: its config asks for more workers than 2 cores have).
-Both run one after the other in fresh processes with `--threads` torch threads, so they see the
-same machine. Per run it prints the last logged score (the env's `score` log: the mean over the
-last episodes, as each trainer reports it), the steps reached and the wall time.
+Rows per env and seed:
+- `pufferlib`: PufferLib 3.0's `pufferl.train("puffer_ENV")` with its shipped `.ini`, its env
+  and vec counts as shipped (`--vec.backend Serial`: its Multiprocessing backend asks for more
+  workers than 2 cores have; Serial steps the same env objects in one process);
+- `same`: `puffer train ENV` with every value of that `.ini` (`anchor.ours_from_pufferlib`);
+- `shipped`: `puffer train ENV` with our TOML, at PufferLib's budget.
 
-    uv run python benchmarks/ocean_learn.py breakout pong snake --steps 5000000 \\
-        --pufferlib /work/pl3
+Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
+skipped when that file already holds a finished run, so a long table fills over several
+sittings; `--report` prints the table from the stored curves only. The table gives the score
+(the env's `score` log, the last logged window at or before the point) at 25 %, 50 % and 100 %
+of the budget, the median steps/s of the run's epochs, and its wall time.
+
+    uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
+        --out /work/notes/learn
+    uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
+        --out /work/notes/learn --report
 """
 
 from __future__ import annotations
@@ -18,103 +26,181 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from train import pufferlib_python  # benchmarks/train.py: the PufferLib venv's interpreter
+from anchor import ours_from_pufferlib, pufferlib_config, pufferlib_python
 
-# Run by PufferLib's interpreter from a scratch folder (its import writes ./resources).
+ROWS = ("pufferlib", "same", "shipped")
+
+# Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
+# `train` with its config, one JSON line per logged epoch on stdout. The dashboard is silenced;
+# its final evaluation (32 more epochs after training) is not part of the curve.
 PUFFERLIB_SCRIPT = """
-import json, sys, torch
-env, steps, seed, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+import json, sys, time, torch
+env, seed, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 torch.set_num_threads(threads)
-sys.argv = ["puffer", "--train.device", "cpu", "--vec.backend", "Serial", "--vec.num-envs", "1",
-            "--train.total-timesteps", steps, "--train.seed", seed]
+sys.argv = ["puffer", "--train.device", "cpu", "--vec.backend", "Serial", "--train.seed", seed,
+            "--train.total-timesteps", steps]
 from pufferlib import pufferl
-logs = [row for row in pufferl.train(env) if "environment/score" in row]
-# The last row is its post-training evaluation (32 more epochs, counted in agent_steps): report
-# the last training row, like ours, when one was logged.
-row = (logs[:-1] or logs)[-1]
-print("PUFFERLIB " + json.dumps({"score": row["environment/score"], "steps": row["agent_steps"]}))
+pufferl.PuffeRL.print_dashboard = lambda self, *a, **k: None
+start, log = time.time(), pufferl.PuffeRL.mean_and_log
+def mean_and_log(self):
+    logs = log(self)
+    if logs and self.global_step <= self.config["total_timesteps"] + self.config["batch_size"]:
+        row = {"step": int(logs["agent_steps"]), "sps": float(logs["SPS"]),
+               "wall": time.time() - start}
+        if "environment/score" in logs:
+            row["score"] = float(logs["environment/score"])
+        print("ROW " + json.dumps(row), flush=True)
+    return logs
+pufferl.PuffeRL.mean_and_log = mean_and_log
+pufferl.train(env)
 """
 
 
-def ours(env: str, steps: int, seed: int, threads: int) -> dict[str, float]:
-    """`puffer train` with the shipped TOML: the last logged score and the steps reached."""
-    with tempfile.TemporaryDirectory() as data_dir:
+def run_pufferlib(python: Path, env: str, seed: int, threads: int, steps: int) -> list[dict]:
+    with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(
-            [
-                *(sys.executable, "-m", "puffer.cli", "train", env),
-                *("--train.total-timesteps", str(steps), "--train.seed", str(seed)),
-                *("--train.torch-threads", str(threads), "--train.data-dir", data_dir),
-            ],
-            capture_output=True,
-            text=True,
-        )
+            [str(python), "-c", PUFFERLIB_SCRIPT, f"puffer_{env}", str(seed), str(threads),
+             str(steps)],
+            cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+            capture_output=True, text=True,
+        )  # fmt: skip
+    rows = [json.loads(x[4:]) for x in done.stdout.splitlines() if x.startswith("ROW ")]
+    if done.returncode != 0 or not rows:
+        raise SystemExit(f"PufferLib's trainer failed on {env}:\n{done.stderr[-3000:]}")
+    return rows
+
+
+def run_ours(env: str, seed: int, threads: int, flags: list[str]) -> list[dict]:
+    """`puffer train ENV FLAGS` in a fresh process; its metrics rows as curve rows."""
+    with tempfile.TemporaryDirectory() as data_dir:
+        start = time.time()
+        done = subprocess.run(
+            [sys.executable, "-m", "puffer.cli", "train", env, "--no-dashboard", *flags,
+             "--train.seed", str(seed), "--train.torch-threads", str(threads),
+             "--train.data-dir", data_dir, "--train.device", "cpu"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        wall = time.time() - start
         if done.returncode != 0:
             raise SystemExit(f"puffer train {env} failed:\n{done.stdout[-2000:]}{done.stderr}")
         (metrics,) = Path(data_dir).glob(f"{env}/*/metrics.jsonl")
         rows = [json.loads(line) for line in metrics.read_text().splitlines()]
-    scored = [row for row in rows if "environment/score" in row]
-    if not scored:
-        raise SystemExit(f"puffer train {env}: no episode finished, so no score was logged")
-    return {"score": scored[-1]["environment/score"], "steps": rows[-1]["step"]}
+    curve = []
+    for row in rows:
+        point = {"step": int(row["step"]), "sps": row["performance/sps"]}
+        if "environment/score" in row:
+            point["score"] = row["environment/score"]
+        curve.append(point)
+    curve[-1]["wall"] = wall
+    return curve
 
 
-def pufferlib(python: Path, env: str, steps: int, seed: int, threads: int) -> dict[str, float]:
-    """PufferLib 3.0's trainer on `puffer_ENV` with its shipped config."""
-    with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run(
-            [
-                str(python),
-                "-c",
-                PUFFERLIB_SCRIPT,
-                f"puffer_{env}",
-                str(steps),
-                str(seed),
-                str(threads),
-            ],
-            cwd=scratch,
-            env={**os.environ, "OMP_NUM_THREADS": str(threads)},
-            capture_output=True,
-            text=True,
-        )
-    lines = [x for x in done.stdout.splitlines() if x.startswith("PUFFERLIB ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"PufferLib's trainer failed on {env}:\n{done.stderr[-3000:]}")
-    return json.loads(lines[-1].removeprefix("PUFFERLIB "))
+def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -> Path:
+    """Run one (env, row, seed) unless its curve is stored; returns the curve's path."""
+    path = Path(args.out) / env / row / f"seed{seed}.jsonl"
+    if path.exists():
+        return path
+    config = pufferlib_config(python, env)
+    steps = int(config["train"]["total_timesteps"])
+    if row == "pufferlib":
+        curve = run_pufferlib(python, env, seed, args.threads, steps)
+    elif row == "same":
+        curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config))
+    else:
+        curve = run_ours(env, seed, args.threads, ["--train.total-timesteps", str(steps)])
+    meta = {"env": env, "row": row, "seed": seed, "budget": steps, "threads": args.threads,
+            "machine": _machine(), "date": time.strftime("%Y-%m-%d")}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(json.dumps(x) for x in [meta, *curve]) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def score_at(curve: list[dict], step: float) -> float | None:
+    """The last logged score at or before `step` (None before any)."""
+    scores = [point["score"] for point in curve if "score" in point and point["step"] <= step]
+    return scores[-1] if scores else None
+
+
+def summary(path: Path) -> dict:
+    meta, *curve = (json.loads(line) for line in path.read_text().splitlines())
+    budget = meta["budget"]
+    end = curve[-1]["step"]
+    walls = [point["wall"] for point in curve if "wall" in point]
+    return {
+        **meta,
+        "scores": [score_at(curve, fraction * budget) for fraction in (0.25, 0.5)]
+        + [score_at(curve, end)],
+        "sps": statistics.median(point["sps"] for point in curve),
+        "wall": walls[-1] if walls else float("nan"),
+        "steps": end,
+    }
+
+
+def report(args: argparse.Namespace) -> None:
+    print(
+        "| env | row | seed | budget | score at 25 % | 50 % | 100 % | steps/s | wall | machine, date |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for env in args.envs:
+        for row in args.rows:
+            for seed in args.seeds:
+                path = Path(args.out) / env / row / f"seed{seed}.jsonl"
+                if not path.exists():
+                    print(f"| {env} | {row} | {seed} | | not run | | | | | |")
+                    continue
+                s = summary(path)
+                cells = " | ".join("-" if x is None else f"{x:.1f}" for x in s["scores"])
+                print(
+                    f"| {env} | {row} | {seed} | {s['budget'] / 1e6:g}M | {cells} | "
+                    f"{s['sps'] / 1e3:.0f}k | {s['wall'] / 60:.1f} min | {s['machine']}, {s['date']} |"
+                )
+
+
+def _machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()}-core {model}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("envs", nargs="+", help="Ocean env names (e.g. breakout pong snake)")
-    parser.add_argument("--steps", type=int, default=5_000_000, help="budget of every run")
+    parser.add_argument("envs", nargs="+", help="Ocean env names (e.g. breakout pong)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
-    parser.add_argument("--pufferlib", metavar="DIR", help="PufferLib 3.0 venv (its rows)")
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
+    parser.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
+    parser.add_argument("--out", required=True, help="folder of the stored curves")
+    parser.add_argument("--report", action="store_true", help="print the table only")
     args = parser.parse_args()
-    python = pufferlib_python(args.pufferlib) if args.pufferlib else None
-    print(
-        f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-        f"{os.getloadavg()[0]:.2f}; {args.steps:,} steps per run, {args.threads} thread(s)"
-    )
-    runners = {"puffer": ours}
-    if python is not None:
-        runners["PufferLib 3.0"] = lambda *a: pufferlib(python, *a)
-    for env in args.envs:
-        for seed in args.seeds:
-            for name, runner in runners.items():
-                start = time.perf_counter()
-                result = runner(env, args.steps, seed, args.threads)
-                print(
-                    f"  {env:10s} seed {seed}  {name:14s} score {result['score']:8.3f} at "
-                    f"{int(result['steps']):,} steps, {time.perf_counter() - start:6.0f} s wall "
-                    f"(load {os.getloadavg()[0]:.1f})",
-                    flush=True,
-                )
+    python = pufferlib_python(args.pufferlib)
+    if not args.report:
+        print(f"{_machine()}, load {os.getloadavg()[0]:.1f}, {args.threads} thread(s)", flush=True)
+        for env in args.envs:
+            for seed in args.seeds:
+                for row in args.rows:
+                    start = time.time()
+                    path = run(args, python, env, row, seed)
+                    s = summary(path)
+                    print(
+                        f"{env} {row} seed {seed}: {s['scores']} ({time.time() - start:.0f} s)",
+                        flush=True,
+                    )
+    report(args)
 
 
 if __name__ == "__main__":

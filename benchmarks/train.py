@@ -73,6 +73,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from anchor import pufferlib_python
 
 from puffer.core import mask_width
 from puffer.kernels import cpu_matmul_library
@@ -187,17 +188,6 @@ def puffer_run(
 
     epoch()
     return Run(epoch, trainer.sizes.batch_size, close, times=lambda: dict(trainer.times))
-
-
-def pufferlib_python(folder: str) -> Path:
-    """The interpreter of a PufferLib venv given as the venv or the folder holding `venv/`."""
-    for python in (Path(folder) / "bin/python", Path(folder) / "venv/bin/python"):
-        if python.is_file():
-            return python
-    raise SystemExit(
-        f"--pufferlib {folder}: no bin/python or venv/bin/python there; pass the PufferLib "
-        "venv built by shared/anchors/pl3/setup.sh (or the folder holding it)"
-    )
 
 
 def pufferlib_run(python: Path, threads: int, device: str) -> Run:

@@ -46,7 +46,7 @@ def test_ocean_example_env_passes_the_sanitizer_harness(tmp_path: Path) -> None:
 def test_ocean_example_env_trains(tmp_path: Path) -> None:
     config = Config(
         train=TrainConfig(
-            total_timesteps=16384,
+            total_timesteps=49152,
             horizon=16,
             minibatch_size=512,
             device="cpu",
@@ -57,5 +57,7 @@ def test_ocean_example_env_trains(tmp_path: Path) -> None:
     )
     result = train("corridor", config)
     # Random actions reach the goal in 60% of episodes, in 22 steps on average (measured over
-    # 1,024 envs); the shortest path is 4 steps.
+    # 1,024 envs); the shortest path is 4 steps. With PuffeRL's defaults seeds 1 and 2 end at
+    # 4.4 and 4.2 steps (at 16,384 steps, 0.87 of episodes reach it: Muon's biases move by
+    # lr times their gradient, slower at first than AdamW's did).
     assert result.recent["score"] > 0.95 and result.recent["episode_length"] < 6, result.recent

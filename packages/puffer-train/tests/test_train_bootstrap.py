@@ -67,6 +67,7 @@ def _learned_values(env_class: type) -> tuple[float, float]:
         vf_clip_coef=1000.0,
         ent_coef=0.0,
         prio_alpha=0.0,
+        reward_clip=0.0,  # the values below are for the reward as given
         device="cpu",
         seed=0,
     )

@@ -64,6 +64,7 @@ def _trainer(vecenv, recurrent: str = "none", chunks: int = 2) -> PuffeRL:
         batch_size=vecenv.num_agents * horizon * chunks,
         minibatch_size=horizon,
         total_timesteps=10**6,
+        reward_clip=0.0,  # the rewards are step counters, checked as stored
         device="cpu",
     )
     policy = make_policy(PolicyConfig(hidden_size=8, recurrent=recurrent), vecenv)

@@ -11,7 +11,6 @@ from puffer.core import APIUsageError, GymnasiumPufferEnv
 from puffer.kernels import lstm_sequence
 from puffer.kernels.testing import assert_relative_close
 from puffer.train import PolicyConfig, make_policy
-from puffer.train.optim import muon_parameters
 from puffer.train.policies import (
     IMPALA,
     CategoricalHead,
@@ -300,21 +299,6 @@ def test_recurrent_sequence_gradients_equal_step_loop(core_cls) -> None:
     torch.testing.assert_close(y, expected, rtol=1e-10, atol=1e-12)
     for got, want in zip(grads, expected_grads, strict=True):
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
-
-
-def test_muon_gets_hidden_matrices_only() -> None:
-    spec = _Spec(spaces.Box(-1, 1, (5,)), spaces.Discrete(3))
-    policy = make_policy(PolicyConfig(hidden_size=16, num_layers=2, recurrent="lstm"), spec)
-    muon, rest = muon_parameters(policy)
-    names = {id(p): n for n, p in policy.named_parameters()}
-    assert {names[id(p)] for p in muon} == {
-        "encoder.input.weight",
-        "encoder.hidden.0.weight",
-        "encoder.hidden.2.weight",
-        "core.lstm.weight_ih_l0",
-        "core.lstm.weight_hh_l0",
-    }
-    assert len(muon) + len(rest) == len(list(policy.parameters()))
 
 
 @pytest.mark.parametrize(("bits", "kernel_calls"), [(512, 1), (256, 0)])

@@ -123,6 +123,8 @@ _PPO = (
     ("vf_clip_coef", 1e9, "no value clip (SB3's default): a 0.2 clip lags unscaled returns"),
     ("max_grad_norm", 0.5, "the usual PPO gradient clip"),
     ("prio_alpha", 0.0, "uniform segment sampling: small batches gain nothing from priority"),
+    ("reward_clip", 0.0, "rewards as the env gives them, as CleanRL and SB3 train"),
+    ("refresh_values", False, "advantages from the rollout's values, as CleanRL and SB3 train"),
 )
 
 

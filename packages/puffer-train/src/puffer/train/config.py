@@ -203,10 +203,10 @@ class TrainConfig(_Checked):
     gamma: float = _f(0.995, "discount factor", _within(0, 1))
     gae_lambda: float = _f(0.90, "GAE lambda", _within(0, 1))
     vtrace_rho_clip: float = _f(
-        1.0, "V-trace rho-bar: clip of the importance ratio in delta", _above(0)
+        1.0, "V-trace rho-bar: clip of the importance ratio in delta", _at_least(0)
     )
     vtrace_c_clip: float = _f(
-        1.0, "V-trace c-bar: clip of the importance ratio in the trace", _above(0)
+        1.0, "V-trace c-bar: clip of the importance ratio in the trace", _at_least(0)
     )
     sample_steps: bool = _f(
         False,
@@ -228,10 +228,21 @@ class TrainConfig(_Checked):
     normalize_reward: bool = _f(
         False, "scale rewards by the running std of the discounted return (kept in checkpoints)"
     )
+    reward_clip: float = _f(
+        1.0,
+        "rewards are clipped to [-reward_clip, reward_clip] as they are stored (after "
+        "normalize_reward), as PufferLib's trainer does; 0 stores them as they are",
+        _at_least(0),
+    )
+    refresh_values: bool = _f(
+        True,
+        "after each minibatch, store its new value estimates over the rollout's, so later "
+        "minibatches' advantages and value clip start from them, as PufferLib's trainer does",
+    )
     max_grad_norm: float = _f(1.5, "global gradient-norm clip", _above(0))
     optimizer: str = _f(
         "muon",
-        "'muon' (Muon on hidden 2-D weights, AdamW on the rest) or 'adam'",
+        "'muon' (PufferLib 3.0's: Muon on every parameter, momentum muon_momentum) or 'adam'",
         _one_of("muon", "adam"),
     )
     learning_rate: float = _f(0.015, "peak learning rate", _above(0))
@@ -239,8 +250,13 @@ class TrainConfig(_Checked):
     adam_beta1: float = _f(0.95, "Adam/AdamW beta1", _within(0, 1, high_open=True))
     adam_beta2: float = _f(0.999, "Adam/AdamW beta2", _within(0, 1, high_open=True))
     adam_eps: float = _f(1e-12, "Adam/AdamW epsilon", _above(0))
-    muon_momentum: float = _f(0.95, "Muon momentum", _within(0, 1, high_open=True))
-    weight_decay: float = _f(0.0, "decoupled weight decay (Muon and AdamW)", _at_least(0))
+    muon_momentum: float = _f(
+        0.95,
+        "Muon's momentum, the weight of its gradient average on the past (PufferLib's configs "
+        "call it adam_beta1)",
+        _within(0, 1, high_open=True),
+    )
+    weight_decay: float = _f(0.0, "decoupled weight decay (Muon and Adam)", _at_least(0))
     data_dir: str = _f(
         "experiments", "root of run directories: <data_dir>/<env>/<run_id>/", _NON_EMPTY
     )

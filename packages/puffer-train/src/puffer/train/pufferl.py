@@ -288,6 +288,9 @@ class PuffeRL:
                 ids = torch.from_numpy(step.ids).to(self.device)
                 done = step.terminals | step.truncations
                 rewards = self.reward_scaler(rewards, done, ids, step.masks)
+            if self.config.train.reward_clip > 0:
+                clip = self.config.train.reward_clip
+                rewards = rewards.clamp(-clip, clip)
             if step.final_values is not None:
                 truncated = (step.truncations & ~step.terminals).float()
                 gap = step.final_values - buf.values[index]
@@ -418,6 +421,8 @@ class PuffeRL:
                 loss.backward()
                 times["backward"] += clock() - tock
                 rows.ratio[part] = stats.pop("ratio")
+                if cfg.refresh_values:
+                    rows.values[part] = new_value.detach()
                 for key, value in stats.items():
                     totals[key] += value
             tick = clock()

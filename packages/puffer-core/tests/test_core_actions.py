@@ -99,6 +99,24 @@ def test_ranges_false_checks_shape_and_dtype_only() -> None:
 @pytest.mark.parametrize(
     ("space", "actions", "message"),
     [
+        (spaces.Discrete(2), np.full(2, 2**33 + 1, np.int64), r"action 8589934593 at row 0"),
+        (spaces.Discrete(2), np.array([0, 2**32 - 1], np.uint32), r"action 4294967295 at row 1"),
+        (spaces.Discrete(2), np.array([0, 2], np.int8), r"action 2 at row 1"),
+        (BOX, np.full((2, 3), 1e300), r"action 1e\+300 at row 0, element 0 is outside"),
+    ],
+)
+def test_ranges_false_still_checks_arrays_the_buffer_cast_would_change(
+    space: spaces.Space, actions: np.ndarray, message: str
+) -> None:
+    # int64 2**33 + 1 is int32 1 after the copy into the buffer, float64 1e300 is inf: what a
+    # native env's C check would see is no longer what the caller passed.
+    with pytest.raises(APIUsageError, match=r"^env: " + message):
+        check_actions("env", space, actions, ranges=False)
+
+
+@pytest.mark.parametrize(
+    ("space", "actions", "message"),
+    [
         (spaces.Discrete(2), np.zeros((2, 1), np.int32), r"have shape \(2, 1\), expected \(N,\)"),
         (MULTI, np.zeros(2, np.int32), r"have shape \(2,\), expected \(N, 2\)"),
         (BOX, np.zeros((2, 4), np.float32), r"have shape \(2, 4\), expected \(N, 3\)"),

@@ -77,6 +77,23 @@ def test_ocean_out_of_range_action_raises_on_every_step(name: str) -> None:
     env.close()
 
 
+@pytest.mark.parametrize("name", ["cartpole", "breakout", "snake", "target"])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_ocean_wide_integer_actions_are_checked_before_the_cast(name: str, dtype: type) -> None:
+    # The same rule as the Gymnasium path: 2**33 + 1 is refused, not stepped as int32 1.
+    env = puffer.core.make(name, num_envs=2)
+    env.reset(seed=0)
+    actions = np.zeros(env.actions.shape, dtype)
+    env.step(actions)
+    actions[-1] = 2**33 + 1
+    before = env.observations.copy()
+    row = env.num_agents - 1
+    with pytest.raises(APIUsageError, match=f"(?i){name}\\(.*action 8589934593 at row {row}\\b"):
+        env.step(actions)
+    np.testing.assert_array_equal(env.observations, before)  # nothing was stepped
+    env.close()
+
+
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_ocean_continuous_action_outside_the_box_raises(value: float) -> None:
     env = puffer.ocean.CartpoleContinuous(num_envs=3)

@@ -2,7 +2,9 @@
 
 Every place that steps envs with caller-supplied actions calls it: `PufferEnv.step` (so every
 emulated Gymnasium/PettingZoo env and every native env), and every vectorizer's `send`. Native
-Ocean envs pass `ranges=False` and check ranges in C.
+Ocean envs pass `ranges=False` and check ranges in C, on the buffer; an array of any other dtype
+is still range-checked here, on the caller's values, because the copy into the buffer casts it
+(an int64 2**33 + 1 would reach C as int32 1, a float64 1e300 as float32 inf).
 
 Actions are never clipped or rescaled here: an out-of-range continuous action is a bug in the
 policy (clip to `single_action_space` there), so it raises like an out-of-range discrete one.
@@ -71,7 +73,8 @@ def action_checker(
     Build it once per env / vectorizer and call it on every step: the space's bounds are
     prepared here, not per call. With `values_only`, the function checks only ranges and
     finiteness, of a batch whose shape and dtype its caller guarantees (its own buffer, or a
-    1-D memoryview of it); with `ranges=False` too, it does nothing.
+    1-D memoryview of it); with `ranges=False` too, it does nothing. With `ranges=False` and
+    not `values_only`, ranges are still checked on arrays of another dtype than the buffer's.
     """
     kinds, low, high = _bounds(space)
     row_shape = tuple(space.shape or ())
@@ -175,7 +178,8 @@ def action_checker(
                 f"{owner}: actions have dtype {dtype}, expected {kind_name} for "
                 f"{space}; pass {buffer_dtype} actions"
             )
-        if ranges:
+        # A dtype other than the buffer's is cast on the copy into it: check before the cast.
+        if ranges or (dtype is not buffer_dtype and dtype != buffer_dtype):
             in_range(actions)
 
     if values_only:
@@ -228,7 +232,8 @@ def check_actions(
             discrete spaces (any width), floats for Box.
         ranges: also check every value against the space (discrete: within
             `[start, start + n)`; Box: finite and within `[low, high]`). Native envs that
-            check ranges themselves pass False.
+            check ranges of their buffer themselves pass False; actions of another dtype than
+            the buffer's (int32, float32) are checked anyway, before the cast.
         num_rows: when given, N must equal it.
 
     Raises:

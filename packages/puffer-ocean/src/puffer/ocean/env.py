@@ -54,7 +54,8 @@ class OceanEnv(PufferEnv):
     c_name: ClassVar[str]
     config_class: ClassVar[type]
     spec: ClassVar[dict[str, Any]]
-    # `step` checks shape and dtype (puffer.core.check_actions); the binding checks ranges and
+    # `step` checks shape and dtype (puffer.core.check_actions), and ranges too for arrays it
+    # must cast into the int32/float32 buffer; the binding checks the buffer's ranges and
     # finiteness in C, on every step.
     check_action_ranges = False
 

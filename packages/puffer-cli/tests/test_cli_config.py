@@ -242,6 +242,22 @@ def test_out_of_range_values_name_the_key_and_the_form(args: list[str], expected
     assert type(raised.value).__name__ in ("ConfigError", "SweepConfigError")
 
 
+def test_range_errors_quote_the_envs_shipped_value(tmp_path) -> None:
+    # cartpole.toml ships 99,840 steps and gamma 0.99; the code defaults are 10M and 0.995.
+    shipped = load_config("cartpole").run.train
+    assert (shipped.total_timesteps, shipped.gamma) == (99_840, 0.99)
+    assert TrainConfig().total_timesteps != shipped.total_timesteps
+    with pytest.raises(ConfigError, match=r"is -5; set it to an int >= 1 .*; default 99840$"):
+        load_config("cartpole", overrides=["--train.total-timesteps", "-5"])
+    user = tmp_path / "user.toml"
+    user.write_text("[train]\ngamma = 2.0\n")
+    with pytest.raises(ConfigError, match=r"gamma \(in .*user.toml\) is 2.0; .*; default 0.99$"):
+        load_config("cartpole", user)
+    # A sweep's suggestion quotes the value of the config the sweep started from.
+    with pytest.raises(ConfigError, match=r"--train.gamma is 5.0; .*; default 0.99$"):
+        load_config("cartpole").with_params({"train.gamma": 5.0})
+
+
 def test_building_the_config_creates_nothing(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     config = load_config(ENV, overrides=["--train.data-dir", "runs/deep/er"])

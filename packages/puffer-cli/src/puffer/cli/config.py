@@ -202,7 +202,11 @@ class Config:
             if kind is None:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
             where = flag((section, key))
-            changes[section][key] = _checked(section, key, coerce(value, kind, where), where)
+            # An error quotes the value the sweep's base config has.
+            base = self.run.env if section == "env" else vars(getattr(self.run, section))
+            changes[section][key] = _checked(
+                section, key, coerce(value, kind, where), where, base.get(key)
+            )
         run = RunConfig(
             env={**self.run.env, **changes["env"]},
             **{
@@ -222,10 +226,11 @@ def _known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
     return None
 
 
-def _checked(section: str, key: str, value: Any, where: str) -> Any:
-    """Range and finiteness checks of the typed sections ([env] values are the env's to check)."""
+def _checked(section: str, key: str, value: Any, where: str, default: Any) -> Any:
+    """Range and finiteness checks of the typed sections ([env] values are the env's to check);
+    an error quotes `default`, the value the key has for this env without the bad setting."""
     if section in _TYPED:
-        return check_field(_TYPED[section], key, value, where)
+        return check_field(_TYPED[section], key, value, where, default)
     return value
 
 
@@ -238,6 +243,13 @@ class _Layers:
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
         self.notes: dict[tuple[str, str], str] = {}
+        # The keys the env's shipped layers set (default.toml, its TOML or derived and family
+        # keys): what a range error quotes as the default of a later layer's bad value.
+        self.shipped: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+
+    def ship(self) -> None:
+        """Mark the layers so far as the env's shipped config."""
+        self.shipped = {name: dict(values) for name, values in self.values.items()}
 
     def env_keys(self) -> dict[str, Any]:
         return {**self.env, **self.values["env"]}
@@ -259,8 +271,10 @@ class _Layers:
     def set(self, section: str, key: str, value: Any, where: str, example: Any) -> None:
         kind = self.kind(section, key)
         assert kind is not None  # callers look the key up first
+        shipped = self.shipped[section]
+        default = shipped[key] if key in shipped else self._default(section, key)
         self.values[section][key] = _checked(
-            section, key, coerce(value, kind, where, example), where
+            section, key, coerce(value, kind, where, example), where, default
         )
         self.notes.pop((section, key), None)
 
@@ -333,6 +347,9 @@ class _Layers:
     def _current(self, section: str, key: str) -> Any:
         if key in self.values[section]:
             return self.values[section][key]
+        return self._default(section, key)
+
+    def _default(self, section: str, key: str) -> Any:
         if section == "env":
             return self.env.get(key)
         if section == "sweep":
@@ -438,6 +455,7 @@ def load_config(
         if family is not None:
             origin = f"families/{family.name}"
             layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
+    layers.ship()
     if config_file is not None:
         path = Path(config_file)
         layers.apply_file(_read(path, str(path)), str(path))

@@ -21,7 +21,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -105,7 +105,9 @@ def _kinds(section: type) -> dict[str, type]:
     return get_type_hints(section)
 
 
-def check_field(section: type, name: str, value: Any, where: str | None = None) -> Any:
+def check_field(
+    section: type, name: str, value: Any, where: str | None = None, default: Any = MISSING
+) -> Any:
     """Check one value for field `name` of the config dataclass `section`.
 
     Args:
@@ -113,6 +115,8 @@ def check_field(section: type, name: str, value: Any, where: str | None = None) 
         name: a field of it.
         value: the candidate value; numpy scalars and ints (for float fields) are accepted.
         where: names the key in the message; default `Section.name`, the CLI passes its flag.
+        default: the default the message quotes; the field's own unless given (the CLI
+            passes the env's shipped value, e.g. cartpole's 99,840 total_timesteps).
 
     Returns:
         the value as the field stores it (int, float, bool or str).
@@ -136,9 +140,10 @@ def check_field(section: type, name: str, value: Any, where: str | None = None) 
     if ok and (check is None or check.test(typed)):
         return typed
     form = _TYPE_WORDS[kind] + (f" {check.text}" if check is not None else "")
+    quoted = spec.default if default is MISSING else default
     raise ConfigError(
         f"{where or f'{section.__name__}.{name}'} is {value!r}; set it to {form} "
-        f"({spec.metadata['help']}); default {spec.default!r}"
+        f"({spec.metadata['help']}); default {quoted!r}"
     )
 
 

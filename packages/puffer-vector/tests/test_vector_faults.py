@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 from puffer.core import APIUsageError, WorkerError
 from puffer.vector import Multiprocessing, make
+from puffer.vector.multiprocessing import remove_orphaned_blocks
 from puffer.vector.testing import DeterministicEnv, FaultyEnv, SleepyEnv
 
 
@@ -159,6 +161,113 @@ def test_vector_workers_exit_when_the_parent_is_killed() -> None:
     while not cleaned() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert cleaned()
+
+
+def test_vector_stopped_worker_is_reported_within_its_timeout() -> None:
+    # A SIGSTOPped worker is alive to its sentinel but answers nothing: its heartbeat stands
+    # still, and the parent reports it after worker_timeout instead of waiting forever.
+    vec = Multiprocessing(DeterministicEnv, 4, num_workers=2, worker_timeout=1.0)
+    vec.reset(seed=0)
+    victim = vec.worker_pids[1]
+    os.kill(victim, signal.SIGSTOP)
+    try:
+        with pytest.raises(
+            WorkerError,
+            match=rf"worker 1 \(pid {victim}\) .* no heartbeat for [\d.]+ s \(worker_timeout 1 s\)"
+            r": it is stopped .* while running envs 2\.\.3",
+        ):
+            for _ in range(2_000):  # far more steps than fit in the timeout
+                vec.step(np.zeros(4, np.int32))
+    finally:
+        names = vec.shm_names
+        vec.close()  # kills the stopped worker
+    assert _gone(victim)
+    assert all(not os.path.exists(f"/dev/shm/{name}") for name in names)
+
+
+def test_vector_worker_timeout_must_be_positive() -> None:
+    with pytest.raises(APIUsageError, match=r"worker_timeout is 0; pass the seconds \(> 0\)"):
+        Multiprocessing(DeterministicEnv, 2, num_workers=2, worker_timeout=0)
+
+
+KILL_BEFORE_RESET = textwrap.dedent(
+    """
+    import os, signal, time
+    from puffer.core import WorkerError
+    from puffer.vector import Multiprocessing
+    from puffer.vector.testing import DeterministicEnv
+    # The puffer CLI once set this default action: a write to a dead worker's pipe then ended
+    # the process silently, with no message.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    vec = Multiprocessing(DeterministicEnv, 4, num_workers=2)
+    victim = vec.worker_pids[1]
+    os.kill(victim, signal.SIGKILL)
+    while open(f"/proc/{victim}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)  # dead, not yet reaped: its pipe is closed
+    try:
+        vec.async_reset(seed=0)  # sends the seeds down each worker's pipe
+    except WorkerError as error:
+        print("reported:", error)
+    vec.close()
+    """
+)
+
+
+def test_vector_worker_killed_before_the_first_reset_is_reported_not_sigpipe() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", KILL_BEFORE_RESET], capture_output=True, text=True, timeout=120
+    )
+    assert child.returncode == 0, (child.returncode, child.stderr)
+    assert re.search(r"reported: worker 1 \(pid \d+\) .* killed by SIGKILL", child.stdout)
+
+
+def test_vector_blocks_of_a_killed_process_group_are_removed_by_the_next_vectorizer() -> None:
+    # SIGKILL to the whole group takes the resource tracker too: nothing unlinks the blocks
+    # then, until a later Multiprocessing (any process) finds their owner gone.
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, "idle"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    started = json.loads(child.stdout.readline())
+    os.killpg(child.pid, signal.SIGKILL)
+    child.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while not all(_gone(pid) for pid in started["pids"]):
+        assert time.monotonic() < deadline, "the killed workers did not go"
+        time.sleep(0.05)
+    Multiprocessing(DeterministicEnv, 2, num_workers=2).close()
+    assert all(not os.path.exists(f"/dev/shm/{name}") for name in started["shm"])
+
+
+def test_vector_orphan_sweep_tells_owners_by_pid_namespace_and_start_time(tmp_path) -> None:
+    with Multiprocessing(DeterministicEnv, 2, num_workers=2) as vec:
+        remove_orphaned_blocks()
+        assert all(os.path.exists(f"/dev/shm/{name}") for name in vec.shm_names)
+        pid, namespace, start = vec.shm_names[0].split("-")[2:5]
+    dead = _reaped_pid()
+    names = {
+        f"puffer-vec-{pid}-{namespace}-{start}-ab12-flags": "kept",  # this live process
+        f"puffer-vec-{pid}-{namespace}-{int(start) - 1}-ab12-flags": "swept",  # a reused pid
+        f"puffer-vec-{dead}-{namespace}-{start}-ab12-flags": "swept",  # a process gone
+        f"puffer-vec-{dead}-{int(namespace) + 1}-{start}-ab12-flags": "kept",  # another namespace
+        f"puffer-vec-{dead}-0-0-ab12-flags": "kept",  # an owner /proc could not name
+        "puffer-vec-other": "kept",
+    }
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+    swept = sorted(name for name, fate in names.items() if fate == "swept")
+    assert sorted(remove_orphaned_blocks(tmp_path)) == swept
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - set(swept))
+
+
+def _reaped_pid() -> int:
+    """The pid of a process that ran and was reaped (not reused this soon)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
 
 
 def _gone(pid: int) -> bool:

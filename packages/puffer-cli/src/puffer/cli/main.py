@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import warnings
+from typing import TextIO
 
 import typer
 
@@ -62,14 +63,16 @@ for module in (train, evaluate, sweep, bench, listing, build, dashboard, play):
 
 def main() -> None:
     """Entry point of the `puffer` console script."""
-    # `puffer list | head` should end quietly rather than with a BrokenPipeError traceback.
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # SIGPIPE keeps Python's setting (ignored): a write to a pipe whose reader is gone raises
+    # BrokenPipeError, which click turns into a quiet exit 1 when stdout is that pipe
+    # (`puffer list | head`). With the default action instead, the trainer's write to a killed
+    # vectorizer worker's pipe ended the process silently (rc 141) rather than reporting it.
     # Ctrl-C is how users stop training: keep it a KeyboardInterrupt, which `train` reports.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     # Third-party deprecation chatter is not for CLI users; `python -W` still takes precedence.
     if not sys.warnoptions:
         warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.showwarning = _show_warning
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     try:
         code = app(standalone_mode=False)
@@ -79,6 +82,18 @@ def main() -> None:
     except typer.TyperException as error:  # typer's own click: usage errors
         code = _report_usage_error(error)
     sys.exit(code or 0)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one `warning: ...` line on stderr, the form of `error: ...` lines."""
+    typer.echo(f"warning: {message}", err=True)
 
 
 def _report_usage_error(error: typer.TyperException) -> int:

@@ -21,6 +21,11 @@ Flag table (one uint8 per worker in a shared block; each state has exactly one w
 Pipes carry only seeds, infos and tracebacks. The worker stores its results before it stores
 the flag, and the parent loads the flag before it loads the results; x86-64 keeps stores in
 order, which is what this protocol relies on (as PufferLib and EnvPool do).
+
+Heartbeats (one uint32 per worker in a second block, written by the worker only): a thread of
+each worker adds 1 every `beat_seconds`, from the start of `worker_main`, whatever the worker
+is doing. A stopped (SIGSTOP) or hung worker's count stands still, which the parent notices
+while it waits; a dead one is seen through its process sentinel.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import enum
 import mmap
 import os
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -45,6 +51,8 @@ __all__ = [
     "SPIN_SECONDS",
     "Flag",
     "SharedArray",
+    "attach_beats",
+    "attach_flags",
     "spin_seconds",
     "wait_for",
     "worker_main",
@@ -162,6 +170,19 @@ def attach_flags(handle: SharedArray) -> memoryview:
     return memoryview(handle.attach().data).cast("B")
 
 
+def attach_beats(handle: SharedArray) -> memoryview:
+    """The heartbeat block (uint32 per worker) as a memoryview of plain ints."""
+    return memoryview(handle.attach().data).cast("B").cast("I")
+
+
+def _beat(beats: memoryview, index: int, seconds: float, stop: threading.Event) -> None:
+    """Count this worker's heartbeats until `stop` (the thread body)."""
+    while True:
+        beats[index] = (beats[index] + 1) & 0xFFFFFFFF
+        if stop.wait(seconds):
+            return
+
+
 def worker_main(
     index: int,
     env_creator: Any,
@@ -172,6 +193,8 @@ def worker_main(
     num_envs: int,
     arrays: dict[str, SharedArray],
     flags_handle: SharedArray,
+    beats_handle: SharedArray,
+    beat_seconds: float,
     pipe: Any,
     wake: Any,
     done: Any,
@@ -186,6 +209,11 @@ def worker_main(
     # Ctrl-C goes to the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     flags = attach_flags(flags_handle)
+    stop_beating = threading.Event()
+    beats = attach_beats(beats_handle)
+    threading.Thread(
+        target=_beat, args=(beats, index, beat_seconds, stop_beating), daemon=True
+    ).start()
     envs = []
     try:
         buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
@@ -234,5 +262,6 @@ def worker_main(
         done.release()
         pipe.send(traceback.format_exc())
     finally:
+        stop_beating.set()
         for env in envs:
             env.close()

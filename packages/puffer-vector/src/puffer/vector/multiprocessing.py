@@ -8,13 +8,18 @@ the data flow); pipes carry only seeds, infos and tracebacks.
 With `batch_size < num_envs`, `recv` returns the first batch of workers that is ready while the
 others keep stepping. With `zero_copy` the batches are fixed contiguous groups of workers and
 come back as views; without it any ready workers are gathered (copies).
+
+Faults are reported, never waited out: while the parent waits it checks every 10 ms that each
+worker's process is alive and that its heartbeat (`_protocol`) moved within `worker_timeout`
+seconds, so a killed, crashed, stopped or hung worker becomes a `WorkerError` naming its pid and
+envs. Blocks a killed process group left in /dev/shm are removed by the next `Multiprocessing`
+(`_shm.remove_orphaned_blocks`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import secrets
 import signal
 import time
 import weakref
@@ -25,22 +30,37 @@ from typing import Any
 
 import numpy as np
 
-from puffer.core import Buffer, WorkerError
+from puffer.core import APIUsageError, Buffer, WorkerError
 from puffer.vector._protocol import (
     Flag,
     SharedArray,
+    attach_beats,
     attach_flags,
     spin_seconds,
     wait_for,
     worker_main,
 )
+from puffer.vector._shm import SHM_PREFIX, block_prefix, remove_orphaned_blocks
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
-__all__ = ["CLOSE_TIMEOUT_SECONDS", "SHM_PREFIX", "Multiprocessing", "default_num_workers"]
+__all__ = [
+    "CLOSE_TIMEOUT_SECONDS",
+    "SHM_PREFIX",
+    "WORKER_TIMEOUT_SECONDS",
+    "Multiprocessing",
+    "default_num_workers",
+    "remove_orphaned_blocks",
+]
 
-SHM_PREFIX = "puffer-vec"
 # How long close() lets workers finish their step and exit before it terminates them.
 CLOSE_TIMEOUT_SECONDS = 2.0
+# Default seconds a worker may go without a heartbeat before it is reported as stopped or hung:
+# far above any pause of a live worker's heartbeat thread (a C call holding the GIL, a machine
+# so loaded that the thread waits for a core), small enough that a stopped worker is an error
+# within a minute rather than a hang.
+WORKER_TIMEOUT_SECONDS = 30.0
+# Heartbeats per worker_timeout: the count moves several times within any timeout.
+_BEATS_PER_TIMEOUT = 10
 
 
 @dataclass
@@ -103,7 +123,9 @@ class Multiprocessing(Vectorizer):
     """Run envs in `num_workers` processes that write straight into shared memory.
 
     Arguments are those of `puffer.vector.make`, plus `start_method` ("fork" by default where
-    available: fast, and any creator works; "spawn"/"forkserver" need a picklable creator).
+    available: fast, and any creator works; "spawn"/"forkserver" need a picklable creator) and
+    `worker_timeout` (seconds without a heartbeat after which a worker that runs but does not
+    answer, stopped or hung, is a `WorkerError`; default `WORKER_TIMEOUT_SECONDS`).
     Before allocating, one probe env is built and closed in the parent to learn the spaces and
     agent count. Workers are daemons that ignore SIGINT: Ctrl-C reaches the parent, whose
     close() (or the `weakref.finalize` at exit) stops them and unlinks every block.
@@ -131,19 +153,27 @@ class Multiprocessing(Vectorizer):
         env_args: Sequence = (),
         env_kwargs: dict | None = None,
         start_method: str | None = None,
+        worker_timeout: float = WORKER_TIMEOUT_SECONDS,
     ):
+        if not worker_timeout > 0:
+            raise APIUsageError(
+                f"Multiprocessing(env={env_creator!r}): worker_timeout is {worker_timeout!r}; "
+                "pass the seconds (> 0) a worker may go without a heartbeat"
+            )
         if num_workers is None and isinstance(num_envs, int) and num_envs >= 1:
             num_workers = default_num_workers(num_envs)
         super().__init__(
             env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
         )
+        self.worker_timeout = float(worker_timeout)
         if start_method is None:
             methods = multiprocessing.get_all_start_methods()
             start_method = "fork" if "fork" in methods else "spawn"
         context = multiprocessing.get_context(start_method)
         self._res = res = _Resources()
         self._finalizer = weakref.finalize(self, _release, res)
-        prefix = f"{SHM_PREFIX}-{os.getpid()}-{secrets.token_hex(4)}"
+        remove_orphaned_blocks()
+        prefix = block_prefix()
         try:
             template = self.spec.allocate(self.num_agents)
             arrays = {}
@@ -154,8 +184,16 @@ class Multiprocessing(Vectorizer):
                 f"{prefix}-flags", np.full(self.num_workers, Flag.STARTING, np.uint8)
             )
             res.handles.append(flags_handle)
+            beats_handle = SharedArray.create(
+                f"{prefix}-beats", np.zeros(self.num_workers, np.uint32)
+            )
+            res.handles.append(beats_handle)
             self.buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
             self._flags = res.flags = attach_flags(flags_handle)
+            self._beats = attach_beats(beats_handle)
+            # The last heartbeat count seen of each worker, and when it was first seen.
+            self._last_beats = [0] * self.num_workers
+            self._beat_seen = [time.monotonic()] * self.num_workers
             # Wake-ups (see `wait_for`): one semaphore per worker for the parent's commands,
             # one for all the workers' results, which the parent blocks on.
             res.done = context.Semaphore(0)
@@ -177,6 +215,8 @@ class Multiprocessing(Vectorizer):
                         self.envs_per_worker,
                         arrays,
                         flags_handle,
+                        beats_handle,
+                        self.worker_timeout / _BEATS_PER_TIMEOUT,
                         child_end,
                         res.wakes[w],
                         res.done,
@@ -210,9 +250,13 @@ class Multiprocessing(Vectorizer):
         # Workers still stepping from an earlier send() must finish before they are reset.
         while self._pending:
             self._collect(self._pending.popleft(), wait=True)
+        self._check_workers()
         for w in range(self.num_workers):
             envs = self._worker_envs(w)
-            self._res.pipes[w].send(seeds[envs.start : envs.stop])
+            try:
+                self._res.pipes[w].send(seeds[envs.start : envs.stop])
+            except OSError:  # BrokenPipeError: the worker died since the check
+                self._raise_failure(w, dead=True)
             self._flags[w] = Flag.RESET
             self._res.wakes[w].release()
         self._pending.extend(self._units)
@@ -229,7 +273,7 @@ class Multiprocessing(Vectorizer):
         workers = wait_for(
             lambda: self._take_ready(lambda w: flags[w] >= done),
             self._res.done,
-            self._check_alive,
+            self._check_workers,
             self._spin,
         )
         return workers, self._collect(workers, wait=False)
@@ -242,7 +286,7 @@ class Multiprocessing(Vectorizer):
     def _wait_unit(self, unit: tuple[int, ...], least: Flag) -> None:
         flags = self._flags
         for w in unit:
-            wait_for(lambda w=w: flags[w] >= least, self._res.done, self._check_alive, self._spin)
+            wait_for(lambda w=w: flags[w] >= least, self._res.done, self._check_workers, self._spin)
             if flags[w] == Flag.ERROR:
                 self._raise_failure(w)
 
@@ -265,11 +309,28 @@ class Multiprocessing(Vectorizer):
         except (EOFError, OSError):
             self._raise_failure(w, dead=True)
 
-    def _check_alive(self) -> None:
-        """Turn a worker that exited (killed, segfault, error) into a WorkerError."""
+    def _check_workers(self) -> None:
+        """Turn a worker that exited (killed, segfault, error), or one whose heartbeat stood
+        still for `worker_timeout` seconds (stopped, hung), into a WorkerError."""
         sentinels = [p.sentinel for p in self._res.processes]
         for sentinel in connection.wait(sentinels, timeout=0):
             self._raise_failure(sentinels.index(sentinel))
+        now = time.monotonic()
+        for w, beat in enumerate(self._beats):
+            if beat != self._last_beats[w]:
+                self._last_beats[w], self._beat_seen[w] = beat, now
+            elif beat and now - self._beat_seen[w] > self.worker_timeout:
+                self._raise_silent(w, now - self._beat_seen[w])
+
+    def _raise_silent(self, w: int, seconds: float) -> None:
+        envs = self._worker_envs(w)
+        raise WorkerError(
+            f"worker {w} (pid {self._res.processes[w].pid}) of {self!r} has shown no heartbeat "
+            f"for {seconds:.1f} s (worker_timeout {self.worker_timeout:g} s): it is stopped "
+            f"(SIGSTOP, a debugger) or hung while running envs {envs.start}..{envs.stop - 1}; "
+            "close() this vectorizer (which kills it) and make a new one",
+            worker=w,
+        )
 
     def _raise_failure(self, w: int, dead: bool = False) -> None:
         process = self._res.processes[w]

@@ -3,8 +3,10 @@ sweep, errors."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -184,3 +186,173 @@ def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> N
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     steps = [row["step"] for row in read_jsonl(checkpoint.parent / "metrics.jsonl")]
     assert steps == list(range(batch, total + 1, batch))
+
+
+# Faults: a vectorizer worker killed or stopped, a reused run id, a full disk -----------------
+
+MULTIPROCESSING = [
+    "--vec.backend", "multiprocessing", "--vec.num-envs", "2", "--vec.num-workers", "2",
+    "--env.num-envs", "4", "--train.total-timesteps", "100000000",
+]  # fmt: skip
+
+
+def _children(pid: int) -> list[int]:
+    """The vectorizer workers of process `pid`: its children, less the resource tracker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"resource_tracker" not in command:
+            found.append(int(entry.name))
+    return found
+
+
+def _train_until(tmp_path: Path, ready, *args: str) -> tuple[subprocess.Popen, list[int]]:
+    """`puffer train cartpole` over 2 multiprocessing workers, once `ready(workers)` holds."""
+    child = subprocess.Popen(
+        [*PUFFER, "train", "cartpole", "--no-dashboard", *MULTIPROCESSING, *args],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 240
+    while len(workers := _children(child.pid)) < 2 or not ready(workers):
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(f"the run never got ready: {child.communicate()}")
+        time.sleep(0.01)
+    return child, workers
+
+
+def test_a_worker_killed_before_the_first_epoch_is_an_error_not_a_silent_exit(tmp_path):
+    # Killed as soon as it exists: while the envs are built or before the first reset, whose
+    # seeds go down the dead worker's pipe (that write once ended the trainer by SIGPIPE).
+    child, workers = _train_until(tmp_path, lambda workers: True)
+    os.kill(workers[1], signal.SIGKILL)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 2, (child.returncode, out, err)
+    assert re.search(rf"^error: worker 1 \(pid {workers[1]}\) .* killed by SIGKILL", err, re.M)
+    assert "Traceback" not in err
+
+
+def test_a_stopped_worker_stops_the_run_with_its_pid_and_envs(tmp_path: Path) -> None:
+    def training(workers: list[int]) -> bool:
+        return any(p.stat().st_size for p in tmp_path.glob("experiments/cartpole/*/metrics.jsonl"))
+
+    child, workers = _train_until(tmp_path, training, "--vec.worker-timeout", "2")
+    os.kill(workers[0], signal.SIGSTOP)
+    try:
+        out, err = child.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # if the run hung, let the worker go on
+            os.kill(workers[0], signal.SIGCONT)
+    assert child.returncode == 2, (child.returncode, out, err)
+    assert re.search(
+        rf"^error: worker 0 \(pid {workers[0]}\) .* no heartbeat for [\d.]+ s "
+        r"\(worker_timeout 2 s\): it is stopped .* while running envs 0\.\.0",
+        err,
+        re.M,
+    ), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert _exited(workers[0]), "close() did not kill the stopped worker"
+
+
+def _exited(pid: int) -> bool:
+    """True once `pid` is gone or a zombie (waiting for init to reap it), within a minute."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(tmp_path: Path) -> None:
+    run = ["--train.run-id", "r1", "--train.checkpoint-interval", "1"]
+    first = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    run_dir = tmp_path / "experiments" / "cartpole" / "r1"
+    before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "metrics.jsonl")}
+    again = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr.count("\n") == 1 and again.stderr.startswith("error: run directory ")
+    assert "--train.resume true" in again.stderr and "--train.run-id NAME" in again.stderr
+    assert before == {name: (run_dir / name).read_bytes() for name in before}
+    # Lines no trainer wrote are skipped on resume, with a count, instead of a traceback.
+    with (run_dir / "metrics.jsonl").open("ab") as file:
+        file.write(b'\xff\xfe\n{"step": "abc"}\n')
+    more = ["--train.total-timesteps", "2560", "--train.resume", "true"]
+    resumed = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, *more, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert resumed.stderr.startswith("warning: ") and resumed.stderr.count("\n") == 1
+    assert "skipped 2 line(s) that are not metrics rows" in resumed.stderr
+    assert [row["step"] for row in read_jsonl(run_dir / "metrics.jsonl")][-1] == 2560
+
+
+# Mounts a 1 MB tmpfs in a user + mount namespace of its own (`unshare -rm`, no root needed),
+# fills it, and runs `puffer train` there; prints what each run returned.
+DISK_FULL = """
+import hashlib, json, os, subprocess, sys
+data, puffer, tiny = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", data], check=True)
+run = [*puffer, "train", "cartpole", "--no-dashboard", *tiny, "--train.data-dir", data,
+       "--train.run-id", "r1", "--train.checkpoint-interval", "1"]
+checkpoint = os.path.join(data, "cartpole", "r1", "checkpoint.pt")
+def train(*args):
+    done = subprocess.run([*run, *args], capture_output=True, text=True)
+    with open(checkpoint, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()
+    return {"rc": done.returncode, "stderr": done.stderr, "checkpoint": digest}
+def fill(leave):
+    # One file takes the space; then `leave` bytes are given back.
+    filler = os.path.join(data, "filler")
+    with open(filler, "ab", buffering=0) as file:
+        try:
+            while file.write(bytes(4096)):
+                pass
+        except OSError:
+            pass
+    os.truncate(filler, max(0, os.path.getsize(filler) - leave))
+results = {"first": train("--train.total-timesteps", "1024")}
+fill(0)  # not a byte left: the run dir's config.json cannot be written
+results["resume_full"] = train("--train.total-timesteps", "2048", "--train.resume", "true")
+fill(16384)  # room for config.json and a few metrics rows, not for a checkpoint
+results["save_full"] = train("--train.total-timesteps", "2048", "--train.resume", "true")
+print(json.dumps(results))
+"""
+
+
+def _namespaces_work() -> bool:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    probe = subprocess.run([unshare, "-rm", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _namespaces_work(), reason="needs `unshare -rm` to mount a small tmpfs")
+def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    done = subprocess.run(
+        ["unshare", "-rm", sys.executable, "-c", DISK_FULL, str(data), json.dumps(PUFFER),
+         json.dumps(TINY)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(done.stdout)
+    assert results["first"]["rc"] == 0, results["first"]["stderr"]
+    for case, where in (("resume_full", "config.json"), ("save_full", "checkpoint.pt")):
+        result = results[case]
+        assert result["rc"] == 2, (case, result["stderr"])
+        assert result["stderr"].count("\n") == 1 and "Traceback" not in result["stderr"], case
+        assert re.match(
+            rf"error: cannot write {data}/cartpole/r1/{where}: .*; [\d.]+ k?B free on its disk",
+            result["stderr"],
+        ), (case, result["stderr"])
+        # The run's last checkpoint is the one the first run wrote, whole.
+        assert result["checkpoint"] == results["first"]["checkpoint"], case

@@ -9,6 +9,7 @@ from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import DivergedError, PuffeRL
 from puffer.train.run import TrainResult, evaluate_episodes, train
+from puffer.train.storage import StorageError
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "PolicyConfig",
     "PuffeRL",
     "Sizes",
+    "StorageError",
     "TrainConfig",
     "TrainResult",
     "VecConfig",

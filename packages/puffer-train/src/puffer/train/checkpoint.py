@@ -3,30 +3,32 @@
 A run lives in `<data_dir>/<env>/<run_id>/` (the names inside: `puffer.train.paths.RunPaths`).
 `checkpoint.pt` holds what `PuffeRL.state_dict()` returns: model, optimizer, counters, RNG
 streams, the held reply and recurrent state, the env's own state when it has one, and the
-config. It is written to a temporary file in the same directory and renamed over the old one,
-so a run killed mid-write still has its previous checkpoint intact.
+config. It is written to a temporary file in the same directory and renamed over the old one
+(`puffer.train.storage.atomic_write`), so a run killed mid-write still has its previous
+checkpoint intact; the temp file such a kill leaves is removed when the run dir is next opened.
+
+A run dir belongs to one run: a new run refuses a directory that already holds a checkpoint or
+metrics (it would overwrite the one and append to the other), and only `train.resume` opens it.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import pickle
 import random
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import torch
 
 from puffer.core import PufferError
-from puffer.train.config import Config
+from puffer.train.config import Config, ConfigError
 from puffer.train.paths import RunPaths
+from puffer.train.storage import atomic_write, temp_files, writing
 
 __all__ = [
     "CheckpointError",
-    "atomic_write",
     "check_compatible",
     "load",
     "make_run_dir",
@@ -49,17 +51,24 @@ _FIXED = {
 }
 
 
+# What every checkpoint holds (`PuffeRL.state_dict()`).
+_REQUIRED = {"model", "optimizer", "trainer", "rng", "config"}
+
+
 class CheckpointError(PufferError):
     """A checkpoint that is missing, corrupt, or from a run this one cannot continue."""
 
 
 def make_run_dir(config: Config, env_name: str) -> RunPaths:
-    """Create (or, when resuming, find) the run directory and write config.json into it.
+    """Create (or, when resuming, open) the run directory and write config.json into it.
 
     An empty `run_id` becomes a fresh time-stamped id, which is written back into `config`.
+    Temp files left by a run killed mid-write are removed.
 
     Raises:
-        CheckpointError: resuming a run directory that does not exist.
+        CheckpointError: resuming a run directory that has no checkpoint.
+        ConfigError: a new run (no `train.resume`) in a directory that already holds a run.
+        StorageError: the directory or config.json cannot be written (a full disk).
     """
     train = config.train
     if not train.run_id:
@@ -67,37 +76,51 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
             raise CheckpointError(
                 "train.resume is set but train.run_id is empty; name the run to resume"
             )
-        train.run_id = RunPaths.new_run_id()
+        train.run_id = _fresh_run_id(train.data_dir, env_name)
     paths = RunPaths(train.data_dir, env_name, train.run_id)
     if train.resume and not paths.checkpoint.is_file():
         raise CheckpointError(
             f"cannot resume: {paths.checkpoint} does not exist; check train.data_dir "
             "and train.run_id, or start a new run without train.resume"
         )
-    paths.root.mkdir(parents=True, exist_ok=True)
+    held = [p.name for p in (paths.checkpoint, paths.metrics) if p.exists()]
+    if held and not train.resume:
+        raise ConfigError(
+            f"run directory {paths.root} already holds a run ({', '.join(held)}); continue it "
+            f"with train.resume (--train.resume true), or start a new run under another "
+            "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
+        )
+    with writing(paths.root):
+        paths.root.mkdir(parents=True, exist_ok=True)
+    # Only this run writes here, so any temp file is a killed write's leftover.
+    for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.METRICS):
+        for leftover in temp_files(paths.root, name):
+            leftover.unlink(missing_ok=True)
     text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
     atomic_write(paths.config, lambda f: f.write(text.encode()))
     return paths
 
 
-def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """`write(file)` into a temp file beside `path`, fsync, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _fresh_run_id(data_dir: str | Path, env_name: str) -> str:
+    """`RunPaths.new_run_id()`, with `-2`, `-3`, ... appended while that directory exists (two
+    runs started within a second by one process share the time stamp and the pid)."""
+    base = run_id = RunPaths.new_run_id()
+    count = 1
+    while RunPaths(data_dir, env_name, run_id).root.exists():
+        count += 1
+        run_id = f"{base}-{count}"
+    return run_id
 
 
 def save(path: str | Path, state: dict[str, Any]) -> Path:
-    """`torch.save(state)` to a temp file beside `path`, then rename it over `path`."""
+    """`torch.save(state)` to a temp file beside `path`, then rename it over `path`.
+
+    Raises:
+        StorageError: the file could not be written (a full disk); `path` is untouched.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda f: torch.save(state, f))
     return path
 
@@ -106,25 +129,41 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read a checkpoint (tensors and plain containers only: `weights_only=True`).
 
     Raises:
-        CheckpointError: the file is missing, truncated, or not a puffer checkpoint.
+        CheckpointError: the file is missing, truncated, holds objects other than tensors and
+            plain containers (never unpickled: that would run code from the file), or is not
+            a puffer checkpoint.
     """
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}; train first or fix the path")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
+    except pickle.UnpicklingError as error:
+        # torch's message goes on to suggest weights_only=False: not advice to pass on for a
+        # file whose origin is unknown.
         raise CheckpointError(
-            f"checkpoint {path} is corrupt or unreadable ({type(error).__name__}: {error}); "
+            f"checkpoint {path} is corrupt or unreadable: it holds objects other than tensors "
+            "and plain containers, which puffer never unpickles; delete it to start over"
+        ) from error
+    except Exception as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt or unreadable ({type(error).__name__}: {first}); "
             "delete it to start over"
         ) from error
-    missing = {"model", "optimizer", "trainer", "rng", "config"} - set(state)
-    if not isinstance(state, dict) or missing:
-        raise CheckpointError(
-            f"{path} is not a puffer checkpoint: it lacks {sorted(missing)}; pass a "
-            f"{RunPaths.CHECKPOINT} written by PuffeRL.save_checkpoint()"
-        )
-    return state
+    if not isinstance(state, dict):
+        problem = f"it holds a {type(state).__name__}, not a dict"
+    elif missing := sorted(_REQUIRED - set(state)):
+        problem = f"it lacks {missing}"
+    elif not all(isinstance(state[key], dict) for key in ("trainer", "config")):
+        problem = "its trainer or config entry is not a dict"
+    else:
+        return state
+    raise CheckpointError(
+        f"checkpoint {path} is corrupt or unreadable: {problem}, so it is no puffer checkpoint; "
+        f"pass a {RunPaths.CHECKPOINT} written by PuffeRL.save_checkpoint(), or delete it to "
+        "start over"
+    )
 
 
 def check_compatible(state: dict[str, Any], config: Config, num_agents: int) -> None:

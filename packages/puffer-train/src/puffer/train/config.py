@@ -269,6 +269,12 @@ class TrainConfig(_Checked):
     checkpoint_interval: int = _f(
         50, "epochs between checkpoints; 0: only the one always written at the end", _at_least(0)
     )
+    checkpoint_minutes: float = _f(
+        5.0,
+        "also checkpoint once this many minutes of training passed since the last one, so a "
+        "kill loses at most that (or one epoch); 0: epochs only",
+        _at_least(0),
+    )
     resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
     tensorboard: bool = _f(
         False, "also log metrics to <run dir>/tensorboard/ (the tensorboard extra)"
@@ -375,6 +381,12 @@ class VecConfig(_Checked):
         _at_least(0),
     )
     zero_copy: bool = _f(True, "async batches are fixed worker groups returned as views")
+    worker_timeout: float = _f(
+        30.0,
+        "seconds a multiprocessing worker may show no heartbeat (stopped, hung) before the "
+        "run stops with an error naming it",
+        _above(0),
+    )
 
     def _check_together(self) -> None:
         if self.backend != "native":

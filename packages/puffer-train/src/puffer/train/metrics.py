@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from puffer.train.checkpoint import atomic_write
+from puffer.train.storage import atomic_write, writing
 
-__all__ = ["JSONLSink", "MetricsSink", "read_jsonl", "truncate_jsonl"]
+__all__ = [
+    "JSONLSink",
+    "MetricsRows",
+    "MetricsSink",
+    "read_jsonl",
+    "read_metrics",
+    "truncate_jsonl",
+]
 
 
 @runtime_checkable
@@ -32,58 +41,107 @@ class JSONLSink:
     """Appends one JSON object per epoch (`{"step": ..., **metrics}`) to `path`.
 
     Appending keeps a resumed run's history in the same file. Non-finite floats are written as
-    null so every line stays valid JSON.
+    null so every line stays valid JSON. Each row goes to the file in one unbuffered write, so
+    a failed write raises at once (`StorageError`) and `close()` has nothing left to flush.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        with writing(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("ab", buffering=0)
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         row = {"step": step}
         for key, value in metrics.items():
             row[key] = value if math.isfinite(value) else None
-        self._file.write(json.dumps(row) + "\n")
-        self._file.flush()
+        data = memoryview((json.dumps(row) + "\n").encode())
+        with writing(self.path):
+            while data:  # a full disk may take part of the row before it refuses the rest
+                data = data[self._file.write(data) :]
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        self._file.close()
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, float]]:
-    """The complete rows of a metrics file, in order.
+@dataclass(frozen=True)
+class MetricsRows:
+    """What `read_metrics` found in a metrics file.
 
-    A last line without its newline is left out: it is the row a running trainer is appending
-    (a reader can see part of that write) or one a kill cut short.
+    Attributes:
+        rows: the complete rows, in order: JSON objects whose "step" is a finite number.
+        skipped: complete lines that are not such rows (not UTF-8, not JSON, not an object,
+            a step that is missing, not a number or not finite), left out of `rows`.
     """
-    lines = Path(path).read_text(encoding="utf-8").split("\n")[:-1]
-    return [json.loads(line) for line in lines if line.strip()]
+
+    rows: list[dict[str, Any]]
+    skipped: int
 
 
-def truncate_jsonl(path: str | Path, last_step: int) -> int:
-    """Drop the rows logged after `last_step` (a resumed run logs those epochs again), and a
-    last line cut short by a kill.
+def _lines(data: bytes) -> Iterator[tuple[bytes, dict[str, Any] | None]]:
+    """Each complete non-blank line of `data` with its row, or None where it holds none.
 
-    The file is rewritten atomically; a missing file is left missing.
+    The bytes after the last newline are left out: the row a running trainer is appending (a
+    reader can see part of that write) or one a kill cut short.
+    """
+    for line in data.split(b"\n")[:-1]:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            row = None
+        if not isinstance(row, dict) or not _finite_number(row.get("step")):
+            row = None
+        yield line, row
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_metrics(path: str | Path) -> MetricsRows:
+    """The rows of a metrics file, and how many complete lines were not rows.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "metrics.jsonl"
+        >>> _ = path.write_bytes(b'{"step": 1}\\n[1, 2]\\n{"step": "abc"}\\n\\xff\\n{"step": 2}\\n{"st')
+        >>> found = read_metrics(path)
+        >>> [row["step"] for row in found.rows], found.skipped
+        ([1, 2], 3)
+    """
+    pairs = list(_lines(Path(path).read_bytes()))
+    rows = [row for _, row in pairs if row is not None]
+    return MetricsRows(rows, len(pairs) - len(rows))
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The complete rows of a metrics file, in order (`read_metrics(path).rows`)."""
+    return read_metrics(path).rows
+
+
+def truncate_jsonl(path: str | Path, last_step: float) -> MetricsRows:
+    """Keep only the rows logged up to `last_step` (a resumed run logs later epochs again).
+
+    Dropped as well: a last line cut short by a kill, and lines that are not rows (see
+    `MetricsRows.skipped`), which a resumed run would otherwise keep tripping over. The file
+    is rewritten atomically; a missing file is left missing.
 
     Returns:
-        the number of rows dropped.
+        the rows kept, and the count of lines skipped as not rows.
+
+    Raises:
+        StorageError: the file could not be rewritten (a full disk); it is left as it was.
     """
     path = Path(path)
     if not path.is_file():
-        return 0
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    kept = [line for line in lines if _step(line) <= last_step]
-    if len(kept) < len(lines):
-        text = "".join(line + "\n" for line in kept)
-        atomic_write(path, lambda file: file.write(text.encode()))
-    return len(lines) - len(kept)
-
-
-def _step(line: str) -> float:
-    try:
-        return json.loads(line)["step"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return math.inf
+        return MetricsRows([], 0)
+    data = path.read_bytes()
+    pairs = list(_lines(data))
+    kept = [(line, row) for line, row in pairs if row is not None and row["step"] <= last_step]
+    text = b"".join(line + b"\n" for line, _ in kept)
+    if text != data:
+        atomic_write(path, lambda file: file.write(text))
+    skipped = sum(row is None for _, row in pairs)
+    return MetricsRows([row for _, row in kept], skipped)

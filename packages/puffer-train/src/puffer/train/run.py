@@ -6,6 +6,7 @@ import random
 import signal
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ def make_vecenv(env_name: str, config: Config) -> Any:
         return make_env(env_name, **config.env)
     import puffer.vector
 
+    backend_kwargs = (
+        {"worker_timeout": vec.worker_timeout} if vec.backend == "multiprocessing" else {}
+    )
     return puffer.vector.make(
         env_name,
         num_envs=vec.num_envs,
@@ -64,6 +68,7 @@ def make_vecenv(env_name: str, config: Config) -> Any:
         zero_copy=vec.zero_copy,
         seed=seed,
         env_kwargs=dict(config.env),
+        **backend_kwargs,
     )
 
 
@@ -188,20 +193,20 @@ def train(
     with _StopSignals() as stop:
         owns_env = isinstance(env, str)
         name = env if isinstance(env, str) else env_name or type(env).__name__
+        # The run dir first: a run id that is taken (or a full disk) fails before envs exist.
+        paths = None
+        if rank == 0:
+            paths = ckpt.make_run_dir(config, name)
+        elif cfg.run_id:
+            paths = RunPaths(cfg.data_dir, name, cfg.run_id)
+        resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
+        if rank == 0 and paths is not None and resumed is not None:
+            _truncate_metrics(paths, resumed["trainer"]["global_step"])
         vecenv = make_vecenv(env, config) if isinstance(env, str) else env
         trainer = None
         try:
             policy = policy if policy is not None else make_policy(config.policy, vecenv)
-            paths = None
-            if rank == 0:
-                paths = ckpt.make_run_dir(config, name)
-            elif cfg.run_id:
-                paths = RunPaths(cfg.data_dir, name, cfg.run_id)
             run_dir = paths.root if paths is not None else None
-            resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
-            if rank == 0 and paths is not None and resumed is not None:
-                # Epochs logged after the checkpoint are trained (and logged) again.
-                truncate_jsonl(paths.metrics, resumed["trainer"]["global_step"])
             all_sinks = _sinks(sinks, paths if rank == 0 else None, name, config, dashboard, wandb)
             trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
             if resumed is not None:
@@ -216,6 +221,19 @@ def train(
                 trainer.close()
             if owns_env:
                 vecenv.close()
+
+
+def _truncate_metrics(paths: RunPaths, last_step: float) -> None:
+    """Drop the metrics rows a resumed run logs again (after its checkpoint's step), warning
+    about lines that were no rows at all."""
+    found = truncate_jsonl(paths.metrics, last_step)
+    if found.skipped:
+        warnings.warn(
+            f"{paths.metrics}: skipped {found.skipped} line(s) that are not metrics rows (not "
+            "UTF-8, not a JSON object, or no finite step); they are left out of the file",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _sinks(
@@ -248,10 +266,13 @@ def _sinks(
 
 
 def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
-    """Epochs until the end, checkpointing every `checkpoint_interval` and when a signal
-    asked to stop; returns the last epoch's metrics."""
+    """Epochs until the end, checkpointing every `checkpoint_interval` epochs, once
+    `checkpoint_minutes` passed since the last checkpoint, and when a signal asked to stop;
+    returns the last epoch's metrics."""
     interval = trainer.config.train.checkpoint_interval
+    seconds = 60 * trainer.config.train.checkpoint_minutes
     metrics: dict[str, float] = {}
+    last_save = time.monotonic()
     while trainer.epoch < trainer.sizes.epochs:
         trainer.evaluate()
         trainer.train()
@@ -261,8 +282,12 @@ def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) 
             if paths is not None:
                 trainer.save_checkpoint()
             raise TrainingInterrupted(signum, paths, trainer.global_step)
-        if paths is not None and interval > 0 and trainer.epoch % interval == 0:
+        due = interval > 0 and trainer.epoch % interval == 0
+        # Under DDP the ranks' clocks differ, but only rank 0 writes (save_checkpoint).
+        due = due or (seconds > 0 and time.monotonic() - last_save >= seconds)
+        if paths is not None and due:
             trainer.save_checkpoint()
+            last_save = time.monotonic()
     return metrics
 
 

@@ -17,11 +17,13 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
+from puffer.cli.config import Config
 from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device, torch_threads
 from puffer.train.run import TrainingInterrupted
+from puffer.train.storage import atomic_write
 
 __all__ = ["register", "resume_command", "train"]
 
@@ -61,7 +63,7 @@ def train(
             if dashboard and not console.is_terminal:
                 console.line()
             if stopped.paths is not None and main_rank:
-                stopped.paths.config_toml.write_text(resolved.to_toml())
+                _write_toml(stopped.paths, resolved)
                 console.print(
                     f"\nstopped by {signal.Signals(stopped.signum).name} at step "
                     f"{stopped.global_step:,}; checkpoint: {stopped.paths.checkpoint}",
@@ -80,8 +82,8 @@ def train(
     if result.run_dir is None or not main_rank:
         return
     paths = RunPaths(run.train.data_dir, env, run.train.run_id)
-    # The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml.
-    paths.config_toml.write_text(resolved.to_toml())
+    with reported_errors():
+        _write_toml(paths, resolved)
     stats = ", ".join(
         f"{k} {v:.3g}" for k, v in sorted(result.recent.items()) if k != EPISODE_COUNT
     )
@@ -93,6 +95,12 @@ def train(
     )
     console.print(f"model: {paths.checkpoint}")
     console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}")
+
+
+def _write_toml(paths: RunPaths, resolved: Config) -> None:
+    """The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml."""
+    text = resolved.to_toml().encode()
+    atomic_write(paths.config_toml, lambda file: file.write(text))
 
 
 # The keys `resume_command` sets itself.

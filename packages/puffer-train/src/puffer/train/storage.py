@@ -1,0 +1,98 @@
+"""Writing a run's files: atomic replacement, and one clear error when the disk says no.
+
+Every file a run writes goes through here: `atomic_write` for the files replaced whole
+(checkpoint.pt, config.json, a truncated metrics.jsonl) and `writing` around appends. A write
+that fails (a full disk, a read-only or vanished directory) becomes a `StorageError` naming the
+file, the reason and the space left on its disk, instead of a raw `OSError` (or torch's
+`inline_container.cc` error, which is how a full disk reaches `torch.save`). Files already in
+place are never touched by a failed write: the previous checkpoint stays whole.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from puffer.core import PufferError
+
+__all__ = ["TEMP_SUFFIX", "StorageError", "atomic_write", "free_bytes", "temp_files", "writing"]
+
+# `atomic_write` writes `.<name>.<random>.tmp` beside its target, then renames it over the target.
+TEMP_SUFFIX = ".tmp"
+
+
+class StorageError(PufferError):
+    """A run file that could not be written: the disk is full, or the directory is not writable."""
+
+
+def free_bytes(path: str | Path) -> int:
+    """Bytes free to this user on the file system holding `path` (or its nearest existing parent)."""
+    path = Path(path).absolute()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    return shutil.disk_usage(existing).free
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} TB"
+
+
+def _error(path: Path, reason: str) -> StorageError:
+    return StorageError(
+        f"cannot write {path}: {reason}; {_size(free_bytes(path.parent))} free on its disk. "
+        "Files written before are intact: free some space (or set train.data_dir elsewhere) "
+        "and run again, with train.resume to continue this run"
+    )
+
+
+# torch.save reports a failed write of its zip container as a RuntimeError from this class.
+_TORCH_WRITER = "PytorchStreamWriter"
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn a failed write of `path` inside the block into a `StorageError`.
+
+    Raises:
+        StorageError: an `OSError` (ENOSPC, EROFS, EACCES, ...) or torch's zip-writer error.
+    """
+    try:
+        yield
+    except OSError as error:
+        raise _error(path, error.strerror or str(error)) from error
+    except RuntimeError as error:
+        if _TORCH_WRITER not in str(error):
+            raise
+        raise _error(path, str(error).splitlines()[0]) from error
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """`write(file)` into a temp file beside `path`, fsync, then rename it over `path`.
+
+    Raises:
+        StorageError: the temp file could not be written (it is removed; `path` is untouched).
+    """
+    with writing(path):
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                write(file)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def temp_files(directory: Path, name: str) -> list[Path]:
+    """The temp files `atomic_write` left beside `directory / name` when killed mid-write."""
+    return sorted(directory.glob(f".{name}.*{TEMP_SUFFIX}"))

@@ -8,22 +8,32 @@ The layout is puffer-train's `RunPaths` (one place names those files):
 
 Everything here only reads: a run or a sweep still being written is read as far as it got (a
 last line cut short mid-write is skipped, never truncated, unlike `SweepStore.open`).
+
+The files may be anyone's, so every one is read through `puffer.cli.inside` (inside the data
+dir, no symlinks followed), and each run and each sweep is read in isolation: one that cannot be
+read (a malformed config.json, bytes that are not UTF-8, a value JSON cannot carry) is listed
+with its error while the others show, and metrics lines that are no rows are skipped and counted.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import tomllib
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from puffer.cli.config import load_config
+from puffer.cli.inside import is_file_inside, read_inside, subdirs_inside
 from puffer.core import PufferError
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
+from puffer.train.metrics import parse_metrics
 from puffer.train.paths import RunPaths
 
 __all__ = ["MAX_POINTS", "SCORE_KEYS", "collect", "read_run", "read_sweep"]
@@ -37,6 +47,10 @@ SCORE_KEYS = ("environment/score", "environment/episode_return")
 _NOT_CONFIG = {"train.data_dir", "train.run_id", "train.resume"}
 _SWEEP_PREFIX = "sweep-"
 _STORE = "sweep.jsonl"
+# Characters of the error shown for a run or a sweep that cannot be read.
+_ERROR_CHARS = 300
+
+Entry = dict[str, Any]
 
 
 def collect(data_dir: str | Path) -> dict[str, Any]:
@@ -44,42 +58,67 @@ def collect(data_dir: str | Path) -> dict[str, Any]:
 
     Returns:
         `{"data_dir": str, "runs": [run, ...], "sweeps": [sweep, ...]}`, runs newest first;
-        see `read_run` and `read_sweep` for their fields. A missing `data_dir` gives no runs.
+        see `read_run` and `read_sweep` for their fields. A run or a sweep that cannot be read
+        has the same fields, empty, and `error` saying why. A missing `data_dir` gives no runs.
     """
     root = Path(data_dir)
-    runs: list[dict[str, Any]] = []
-    sweeps: list[dict[str, Any]] = []
-    defaults = _Defaults()
-    for env_dir in _subdirs(root):
-        for child in _subdirs(env_dir):
-            if child.name.startswith(_SWEEP_PREFIX) and (child / _STORE).is_file():
-                sweep = read_sweep(child, root)
-                sweeps.append(sweep)
-                metric = f"environment/{sweep['metric']}"
-                for run_dir in _subdirs(child / "runs" / env_dir.name):
-                    if _is_run(run_dir):
-                        runs.append(
-                            read_run(run_dir, root, defaults, sweep=sweep["id"], score=metric)
-                        )
-            elif _is_run(child):
-                runs.append(read_run(child, root, defaults))
+    runs: list[Entry] = []
+    sweeps: list[Entry] = []
+
+    def add_run(run: str, sweep: str | None = None, score: str | None = None) -> None:
+        runs.append(
+            _isolated(
+                lambda: read_run(root / run, root, sweep, score),
+                lambda error: _broken_run(run, sweep, error),
+            )
+        )
+
+    def add_sweep(where: str) -> Entry:
+        sweeps.append(
+            _isolated(
+                lambda: read_sweep(root / where, root), lambda error: _broken_sweep(where, error)
+            )
+        )
+        return sweeps[-1]
+
+    for env in subdirs_inside(root, ""):
+        for child in subdirs_inside(root, env):
+            where = f"{env}/{child}"
+            if child.startswith(_SWEEP_PREFIX) and is_file_inside(root, f"{where}/{_STORE}"):
+                sweep = add_sweep(where)
+                runs_dir = f"{where}/runs/{env}"
+                for run in subdirs_inside(root, runs_dir):
+                    if _is_run(root, f"{runs_dir}/{run}"):
+                        add_run(f"{runs_dir}/{run}", sweep["id"], f"environment/{sweep['metric']}")
+            elif _is_run(root, where):
+                add_run(where)
     runs.sort(key=lambda run: run["updated"], reverse=True)
     return {"data_dir": str(root.resolve()), "runs": runs, "sweeps": sweeps}
 
 
+def _isolated(read: Callable[[], Entry], broken: Callable[[str], Entry]) -> Entry:
+    """`read()`, checked to be valid JSON, or `broken(error)` if the files make it fail.
+
+    Catching every exception is the point: the files are data from anywhere, and nothing in
+    one run's files may keep the other runs from showing.
+    """
+    try:
+        entry = read()
+        json.dumps(entry, allow_nan=False)
+    except Exception as error:
+        text = " ".join(f"{type(error).__name__}: {error}".split())
+        return broken(text[:_ERROR_CHARS])
+    return entry
+
+
 def read_run(
-    run_dir: Path,
-    root: Path,
-    defaults: _Defaults | None = None,
-    sweep: str | None = None,
-    score: str | None = None,
-) -> dict[str, Any]:
+    run_dir: Path, root: Path, sweep: str | None = None, score: str | None = None
+) -> Entry:
     """One run: its curves, config diff, final score and speed.
 
     Args:
-        run_dir: `<...>/<env>/<run_id>/`.
+        run_dir: `<...>/<env>/<run_id>/`, inside `root`.
         root: The data dir; ids and file links are relative to it.
-        defaults: Cache of each env's default config.
         sweep: The id of the sweep the run belongs to, if any.
         score: The metric that is the run's score (a sweep's); default: SCORE_KEYS.
 
@@ -87,14 +126,19 @@ def read_run(
         A dict: `id` (the run dir relative to `root`), `env`, `sweep`, `metrics` (name ->
         list of float or None, one per logged epoch, at most MAX_POINTS), `step` and `wall`
         (agent steps; training seconds, summed from each epoch's steps / SPS), `diff`
-        ({key: [value, default]} for each config key off its default), `score` (last value of
-        `score`, else of the first of SCORE_KEYS logged; None if none), `score_key`, `sps` (mean), `steps`
-        (last), `video` (link to eval.gif or None), `updated` (mtime of the metrics).
+        ({key: [value, default]} for each config key off its default), `score` (last value
+        of `score`, else of the first of SCORE_KEYS logged; None if none), `score_key`, `sps`
+        (mean), `steps` (last), `video` (link to eval.gif or None), `updated` (mtime of the
+        metrics), `skipped` (metrics lines that are no rows), `error` (None).
+
+    Raises:
+        Exception: whatever the files make parsing raise (`collect` catches it).
     """
+    run = run_dir.relative_to(root).as_posix()
     env = run_dir.parent.name
-    paths = RunPaths(run_dir.parent.parent, env, run_dir.name)
-    rows = _read_rows(paths.metrics)
-    steps = np.array([row.get("step", 0) for row in rows], dtype=np.float64)
+    found = parse_metrics(read_inside(root, f"{run}/{RunPaths.METRICS}") or b"")
+    rows = found.rows
+    steps = np.array([row["step"] for row in rows], dtype=np.float64)
     sps = np.array([_number(row.get("performance/sps")) for row in rows], dtype=np.float64)
     batch = np.diff(steps, prepend=0.0)
     # Each epoch's duration is its batch over its SPS: their sum is the training wall time.
@@ -107,24 +151,48 @@ def read_run(
     if score_key is not None:
         final = next(r[score_key] for r in reversed(rows) if _finite(r.get(score_key)))
     finite_sps = sps[np.isfinite(sps) & (sps > 0)]
+    video = f"{run}/{RunPaths.VIDEO}"
     return {
-        "id": run_dir.relative_to(root).as_posix(),
+        "id": run,
         "env": env,
         "sweep": sweep,
         "metrics": {k: [_json_number(rows[i].get(k)) for i in keep] for k in keys},
         "step": [float(steps[i]) for i in keep],
         "wall": [round(float(wall[i]), 3) for i in keep],
-        "diff": (defaults or _Defaults()).diff(env, paths.config),
+        "diff": _diff(env, read_inside(root, f"{run}/{RunPaths.CONFIG}")),
         "score": final,
         "score_key": score_key,
         "sps": float(finite_sps.mean()) if finite_sps.size else None,
         "steps": float(steps[-1]) if steps.size else 0.0,
-        "video": paths.video.relative_to(root).as_posix() if paths.video.is_file() else None,
-        "updated": paths.metrics.stat().st_mtime if paths.metrics.is_file() else 0.0,
+        "video": video if is_file_inside(root, video) else None,
+        "updated": _mtime(root / run / RunPaths.METRICS),
+        "skipped": found.skipped,
+        "error": None,
     }
 
 
-def read_sweep(sweep_dir: Path, root: Path) -> dict[str, Any]:
+def _broken_run(run: str, sweep: str | None, error: str) -> Entry:
+    """A run that could not be read, listed with `error` and nothing to draw."""
+    return {
+        "id": run,
+        "env": run.split("/")[-2],
+        "sweep": sweep,
+        "metrics": {},
+        "step": [],
+        "wall": [],
+        "diff": {},
+        "score": None,
+        "score_key": None,
+        "sps": None,
+        "steps": 0.0,
+        "video": None,
+        "updated": 0.0,
+        "skipped": 0,
+        "error": error,
+    }
+
+
+def read_sweep(sweep_dir: Path, root: Path) -> Entry:
     """One sweep's store: its points, its score-vs-cost Pareto front and its parameters.
 
     Returns:
@@ -132,17 +200,22 @@ def read_sweep(sweep_dir: Path, root: Path) -> dict[str, Any]:
         `params` (searched names), `points` (one per finished run that did not fail:
         `run_id`, `score`, `cost`, `params`, `run` (the dashboard id of its run dir, or None)),
         `front` (indices into `points` on the Pareto front, by increasing cost; with goal
-        "minimize" the front is of the lowest scores), `failed` (count of failed runs).
+        "minimize" the front is of the lowest scores), `failed` (count of failed runs),
+        `error` (None).
+
+    Raises:
+        Exception: whatever the files make parsing raise (`collect` catches it).
     """
-    header, records = _read_store(sweep_dir / _STORE)
-    options = _sweep_options(sweep_dir / "config.toml")
+    sweep = sweep_dir.relative_to(root).as_posix()
+    header, records = _read_store(read_inside(root, f"{sweep}/{_STORE}") or b"")
+    options = _sweep_options(read_inside(root, f"{sweep}/config.toml"))
     goal = options.get("goal", "maximize")
     ok = [r for r in records if not r.failed and r.score is not None]
     score = np.array([r.score for r in ok], dtype=np.float64)
     cost = np.array([r.cost for r in ok], dtype=np.float64)
     front = pareto_front(score if goal == "maximize" else -score, cost) if ok else []
     return {
-        "id": sweep_dir.relative_to(root).as_posix(),
+        "id": sweep,
         "env": sweep_dir.parent.name,
         "name": sweep_dir.name.removeprefix(_SWEEP_PREFIX),
         "metric": options.get("metric", "score"),
@@ -160,32 +233,48 @@ def read_sweep(sweep_dir: Path, root: Path) -> dict[str, Any]:
         ],
         "front": [int(i) for i in front],
         "failed": len(records) - len(ok),
+        "error": None,
     }
 
 
-class _Defaults:
-    """Each env's default run config (`puffer config ENV`), loaded once per env."""
+def _broken_sweep(sweep: str, error: str) -> Entry:
+    """A sweep whose store could not be read, listed with `error`; its runs are still read."""
+    return {
+        "id": sweep,
+        "env": sweep.split("/")[0],
+        "name": sweep.split("/")[-1].removeprefix(_SWEEP_PREFIX),
+        "metric": "score",
+        "goal": "maximize",
+        "params": [],
+        "points": [],
+        "front": [],
+        "failed": 0,
+        "error": error,
+    }
 
-    def __init__(self) -> None:
-        self._flat: dict[str, dict[str, Any] | None] = {}
 
-    def diff(self, env: str, config_json: Path) -> dict[str, list[Any]]:
-        """`{key: [value, default]}` for each key of the run's config.json off the default;
-        every key when the env's defaults cannot be loaded (an env dir name that is no env)."""
-        if not config_json.is_file():
-            return {}
-        run = _flatten(json.loads(config_json.read_text(encoding="utf-8")))
-        if env not in self._flat:
-            try:
-                self._flat[env] = _flatten(load_config(env).run.to_dict())
-            except (PufferError, SweepError):
-                self._flat[env] = None
-        base = self._flat[env]
-        return {
-            key: [value, None if base is None else base.get(key)]
-            for key, value in run.items()
-            if key not in _NOT_CONFIG and (base is None or base.get(key) != value)
-        }
+@cache
+def _env_defaults(env: str) -> dict[str, Any] | None:
+    """The env's default run config (`puffer config ENV`), flat; None when it cannot be loaded
+    (an env dir name that is no env). Shipped configs do not change while a server runs."""
+    try:
+        return _flatten(load_config(env).run.to_dict())
+    except (PufferError, SweepError):
+        return None
+
+
+def _diff(env: str, config_json: bytes | None) -> dict[str, list[Any]]:
+    """`{key: [value, default]}` for each key of the run's config.json (its bytes) off the
+    env's default; every key when the env's defaults cannot be loaded."""
+    if config_json is None:
+        return {}
+    run = _flatten(json.loads(config_json.decode("utf-8")))
+    base = _env_defaults(env)
+    return {
+        key: [value, None if base is None else base.get(key)]
+        for key, value in run.items()
+        if key not in _NOT_CONFIG and (base is None or base.get(key) != value)
+    }
 
 
 def _flatten(config: dict[str, Any]) -> dict[str, Any]:
@@ -197,11 +286,10 @@ def _flatten(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _read_store(path: Path) -> tuple[dict[str, Any], list[RunRecord]]:
-    """The header and records of a sweep store, read only (a line cut short is skipped)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+def _read_store(data: bytes) -> tuple[dict[str, Any], list[RunRecord]]:
+    """The header and records of a sweep store's bytes (a line cut short is skipped)."""
     parsed = []
-    for line in lines:
+    for line in data.decode("utf-8").splitlines():
         try:
             parsed.append(json.loads(line))
         except json.JSONDecodeError:
@@ -215,10 +303,10 @@ def _read_store(path: Path) -> tuple[dict[str, Any], list[RunRecord]]:
     return parsed[0], records
 
 
-def _sweep_options(config_toml: Path) -> dict[str, Any]:
-    if not config_toml.is_file():
+def _sweep_options(config_toml: bytes | None) -> dict[str, Any]:
+    if config_toml is None:
         return {}
-    return tomllib.loads(config_toml.read_text(encoding="utf-8")).get("sweep", {})
+    return tomllib.loads(config_toml.decode("utf-8")).get("sweep", {})
 
 
 def _run_link(record: RunRecord, root: Path) -> str | None:
@@ -231,18 +319,6 @@ def _run_link(record: RunRecord, root: Path) -> str | None:
         return None  # the sweep was moved: its runs are elsewhere
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # the epoch the trainer is appending right now
-    return rows
-
-
 def _thin(count: int) -> list[int]:
     """At most MAX_POINTS row indices, evenly spread, always keeping the last."""
     if count <= MAX_POINTS:
@@ -250,12 +326,17 @@ def _thin(count: int) -> list[int]:
     return sorted(set(np.linspace(0, count - 1, MAX_POINTS).round().astype(int).tolist()))
 
 
-def _subdirs(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []
+def _is_run(root: Path, path: str) -> bool:
+    return any(
+        is_file_inside(root, f"{path}/{name}") for name in (RunPaths.METRICS, RunPaths.CONFIG)
+    )
 
 
-def _is_run(path: Path) -> bool:
-    return (path / RunPaths.METRICS).is_file() or (path / RunPaths.CONFIG).is_file()
+def _mtime(path: Path) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def _finite(value: object) -> bool:

@@ -7,12 +7,23 @@
 
 Both ways serve the same bytes for the same data dir, so an export opens from disk showing what
 the server showed. Nothing is fetched from the network: plotly.js ships inside the plotly wheel.
+
+The server answers GET only, and only requests that could come from the page itself:
+  - the `Host` header must name the bound address and port (127.0.0.1:<port>, or
+    localhost:<port>), else 403 — a site whose DNS name is rebound to 127.0.0.1 cannot read
+    the page's data from a browser;
+  - a request target with bytes outside printable ASCII, a path that does not decode as UTF-8,
+    one that decodes to a control character, or an HTTP/0.9 request is answered 400;
+  - every error is a fixed status line and body: nothing of the request is ever written into a
+    status line or a header (`http.server`'s `send_error` put the decoded path there);
+  - files are read through `puffer.cli.inside` (inside the data dir, no symlink followed).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import re
+import sys
 import threading
 import time
 from functools import cache
@@ -24,6 +35,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from puffer.cli.experiments import collect
+from puffer.cli.inside import read_inside
 from puffer.core import APIUsageError
 from puffer.train.paths import RunPaths
 
@@ -37,6 +49,18 @@ _TYPES = {
     ".css": "text/css; charset=utf-8",
     ".gif": "image/gif",
 }
+# Sent with every answer: no type sniffing, no framing by other sites, no referrer leaving.
+_HARDENING = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+# A request target of printable ASCII only (RFC 9112): anything else is a bad request.
+_PRINTABLE = re.compile(r"[\x21-\x7e]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Seconds a connection may stay silent before the server drops it.
+_SOCKET_TIMEOUT = 10.0
 
 
 @cache
@@ -62,7 +86,9 @@ def data_script(data: dict[str, Any], refresh: float) -> bytes:
 def export(data_dir: str | Path, out: str | Path) -> Path:
     """Write a static copy of the dashboard of `data_dir` into folder `out` (created).
 
-    Open `out/index.html` from disk: it reads data.js beside it and never reloads it.
+    Open `out/index.html` from disk: it reads data.js beside it and never reloads it. Eval
+    videos are copied as the server would serve them: from inside `data_dir`, through no
+    symlink; a run listed with an error is written with its error.
 
     Returns:
         The path of index.html.
@@ -72,12 +98,15 @@ def export(data_dir: str | Path, out: str | Path) -> Path:
     for name, content in page_files().items():
         (out / name).write_bytes(content)
     data = collect(data_dir)
-    (out / "data.js").write_bytes(data_script(data, refresh=0))
     for run in data["runs"]:
-        if run["video"] is not None:
-            target = out / "files" / run["video"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(Path(data_dir) / run["video"], target)
+        video = None if run["video"] is None else read_inside(Path(data_dir), run["video"])
+        if video is None:
+            run["video"] = None  # gone, or swapped for a symlink, since it was listed
+            continue
+        target = out / "files" / run["video"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(video)
+    (out / "data.js").write_bytes(data_script(data, refresh=0))
     return out / "index.html"
 
 
@@ -105,6 +134,8 @@ class DashboardServer:
                 f"dashboard: cannot listen on {HOST}:{port} ({error.strerror}); pass another "
                 "--port, or 0 for any free one"
             ) from error
+        bound = self.httpd.server_address[1]
+        self.hosts = frozenset({f"{HOST}:{bound}", f"localhost:{bound}"})
         self._thread: threading.Thread | None = None
 
     @property
@@ -131,36 +162,86 @@ class DashboardServer:
         self.httpd.server_close()
 
     def content(self, path: str) -> bytes | None:
-        """The bytes served at URL path `path`, or None for a path that is not served."""
-        name = path.lstrip("/") or "index.html"
+        """The bytes served at URL path `path` (decoded), or None for a path not served."""
+        name = path.removeprefix("/") or "index.html"
         if name == "data.js":
             return data_script(collect(self.data_dir), self.refresh)
         if name in page_files():
             return page_files()[name]
         if name.startswith("files/") and name.endswith("/" + RunPaths.VIDEO):
-            # Only eval videos, and only inside the data dir: no `..` escapes it.
-            root = self.data_dir.resolve()
-            target = (root / name.removeprefix("files/")).resolve()
-            if target.is_relative_to(root) and target.is_file():
-                return target.read_bytes()
+            return read_inside(self.data_dir, name.removeprefix("files/"))
         return None
 
 
 class _Handler(BaseHTTPRequestHandler):
     dashboard: DashboardServer
+    timeout = _SOCKET_TIMEOUT
 
     def do_GET(self) -> None:
-        path = unquote(urlsplit(self.path).path)
-        body = self.dashboard.content(path)
-        if body is None:
-            self.send_error(HTTPStatus.NOT_FOUND, f"{path} is not part of the dashboard")
+        if self.request_version == "HTTP/0.9":  # no headers in the answer: not for a browser
+            self.send_error(HTTPStatus.BAD_REQUEST)
             return
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", _TYPES.get(Path(path).suffix, _TYPES[".html"]))
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1 or hosts[0].lower() not in self.dashboard.hosts:
+            self.send_error(HTTPStatus.FORBIDDEN)
+            return
+        path = _decoded_path(self.path)
+        if path is None:
+            self.send_error(HTTPStatus.BAD_REQUEST)
+            return
+        try:
+            body = self.dashboard.content(path)
+        except Exception as error:  # a bug: answer, say so in one line, keep serving
+            print(f"dashboard: error serving {path!r}: {error!r}", file=sys.stderr)
+            self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR)
+            return
+        if body is None:
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        self._reply(HTTPStatus.OK, body, _TYPES.get(Path(path).suffix, _TYPES[".html"]))
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Every error, http.server's own (bad request lines, 501 for other methods) included:
+        a fixed status line and body, never the `message` built from the request."""
+        status = HTTPStatus(code)
+        self.close_connection = True
+        self._reply(status, f"{status.value} {status.phrase}\n".encode(), "text/plain")
+
+    def _reply(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        for name, value in _HARDENING.items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionError, TimeoutError):
+            pass  # the client went away mid-request: nothing to answer
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except (ConnectionError, TimeoutError):
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL, not one line per request."""
+
+
+def _decoded_path(target: str) -> str | None:
+    """The URL path of a request target, percent-decoded; None when it is malformed: bytes
+    outside printable ASCII, invalid UTF-8 escapes, or control characters once decoded."""
+    if not _PRINTABLE.fullmatch(target):
+        return None
+    try:
+        path = unquote(urlsplit(target).path, errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return None if _CONTROL.search(path) else path

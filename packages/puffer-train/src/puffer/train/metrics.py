@@ -20,6 +20,7 @@ __all__ = [
     "JSONLSink",
     "MetricsRows",
     "MetricsSink",
+    "parse_metrics",
     "read_jsonl",
     "read_metrics",
     "truncate_jsonl",
@@ -100,6 +101,13 @@ def _finite_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def parse_metrics(data: bytes) -> MetricsRows:
+    """The rows in the bytes of a metrics file, and how many complete lines were not rows."""
+    pairs = list(_lines(data))
+    rows = [row for _, row in pairs if row is not None]
+    return MetricsRows(rows, len(pairs) - len(rows))
+
+
 def read_metrics(path: str | Path) -> MetricsRows:
     """The rows of a metrics file, and how many complete lines were not rows.
 
@@ -111,9 +119,7 @@ def read_metrics(path: str | Path) -> MetricsRows:
         >>> [row["step"] for row in found.rows], found.skipped
         ([1, 2], 3)
     """
-    pairs = list(_lines(Path(path).read_bytes()))
-    rows = [row for _, row in pairs if row is not None]
-    return MetricsRows(rows, len(pairs) - len(rows))
+    return parse_metrics(Path(path).read_bytes())
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:

@@ -120,18 +120,21 @@ var pufferDashboard = (function () {
         if (box.checked) state.chosen.add(r.id); else state.chosen.delete(r.id);
         drawCurves();
       });
-      var video = r.video ? el("a", { href: "files/" + r.video, text: "eval.gif" }) : el("span");
+      var video = r.video ? el("a", { href: fileUrl(r.video), text: "eval.gif" }) : el("span");
+      var about = r.error ? "unreadable: " + r.error : diffText(r.diff, 6);
+      if (r.skipped) about += "  (" + r.skipped + " metrics lines that are no rows skipped)";
       var row = el("tr", { id: "run-" + r.id, "data-run": r.id, onclick: function () { select(r.id); } }, [
         el("td", {}, [box]),
         el("td", { text: r.id }),
         el("td", { text: r.env + (r.sweep ? " (sweep)" : "") }),
-        el("td", { class: "diff", text: diffText(r.diff, 6) }),
+        el("td", { class: "diff", text: about }),
         el("td", { text: fmt(r.score) }),
         el("td", { text: r.sps === null ? "–" : Math.round(r.sps).toLocaleString("en") }),
         el("td", { text: fmt(r.steps) }),
         el("td", {}, [video]),
       ]);
       if (r.id === state.selected) row.classList.add("selected");
+      if (r.error) row.classList.add("broken");
       return row;
     });
     var body = document.querySelector("#runs tbody");
@@ -166,8 +169,15 @@ var pufferDashboard = (function () {
         el("tbody", {}, rows),
       ]),
     ];
-    if (run.video) parts.push(el("img", { id: "video", src: "files/" + run.video, alt: "eval video" }));
+    if (run.error) parts.splice(1, 0, el("p", { class: "error", text: "unreadable: " + run.error }));
+    if (run.video) parts.push(el("img", { id: "video", src: fileUrl(run.video), alt: "eval video" }));
     detail.replaceChildren.apply(detail, parts);
+  }
+
+  // A run's file as a URL: each path segment escaped, so a run named "a#b" or "a?b" still
+  // points at its own file.
+  function fileUrl(path) {
+    return "files/" + path.split("/").map(encodeURIComponent).join("/");
   }
 
   function drawSweeps() {
@@ -183,6 +193,10 @@ var pufferDashboard = (function () {
         el("h3", { text: sweep.id + ": " + sweep.goal + " " + sweep.metric + ", " +
           sweep.points.length + " runs, " + sweep.failed + " failed" }),
         plot, info, params);
+      if (sweep.error) {
+        info.textContent = "store unreadable: " + sweep.error;
+        info.classList.add("error");
+      }
       drawSweep(sweep, plot, info);
       sweep.params.forEach(function (name, k) {
         var div = el("div", { id: "sweep-" + n + "-param-" + k, class: "param" });

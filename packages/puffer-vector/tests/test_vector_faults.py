@@ -122,15 +122,21 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("how", ["sigint", "raise"])
-def test_vector_interrupted_parent_leaves_nothing_behind(how) -> None:
+def _start_child(how: str, new_session: bool = False) -> tuple[subprocess.Popen, dict]:
+    """CHILD running `how`, and the worker pids and block names it printed once started."""
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, how],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=new_session,
     )
-    started = json.loads(child.stdout.readline())
+    return child, json.loads(child.stdout.readline())
+
+
+@pytest.mark.parametrize("how", ["sigint", "raise"])
+def test_vector_interrupted_parent_leaves_nothing_behind(how) -> None:
+    child, started = _start_child(how)
     if how == "sigint":
         child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
@@ -142,13 +148,7 @@ def test_vector_interrupted_parent_leaves_nothing_behind(how) -> None:
 
 
 def test_vector_workers_exit_when_the_parent_is_killed() -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, "idle"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    started = json.loads(child.stdout.readline())
+    child, started = _start_child("idle")
     child.kill()
     child.communicate(timeout=60)
 
@@ -224,14 +224,7 @@ def test_vector_worker_killed_before_the_first_reset_is_reported_not_sigpipe() -
 def test_vector_blocks_of_a_killed_process_group_are_removed_by_the_next_vectorizer() -> None:
     # SIGKILL to the whole group takes the resource tracker too: nothing unlinks the blocks
     # then, until a later Multiprocessing (any process) finds their owner gone.
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, "idle"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    started = json.loads(child.stdout.readline())
+    child, started = _start_child("idle", new_session=True)
     os.killpg(child.pid, signal.SIGKILL)
     child.communicate(timeout=60)
     deadline = time.monotonic() + 60

@@ -119,6 +119,10 @@ class DashboardServer:
         port: TCP port; 0 picks a free one (see `url`).
         refresh: Seconds between the page's reloads of the data.
 
+    Attributes:
+        hosts: The `Host` header values answered (the bound address and port, and
+            `localhost:<port>`); any other is refused with 403.
+
     Raises:
         APIUsageError: The port is taken.
     """

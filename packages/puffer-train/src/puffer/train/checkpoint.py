@@ -157,6 +157,8 @@ def load(path: str | Path) -> dict[str, Any]:
         problem = f"it lacks {missing}"
     elif not all(isinstance(state[key], dict) for key in ("trainer", "config")):
         problem = "its trainer or config entry is not a dict"
+    elif not all(type(state["trainer"].get(key)) is int for key in ("global_step", "epoch")):
+        problem = "its trainer entry lacks an integer global_step and epoch"
     else:
         return state
     raise CheckpointError(

@@ -271,13 +271,27 @@ def _exited(pid: int) -> bool:
     return False
 
 
-def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(tmp_path: Path) -> None:
-    run = ["--train.run-id", "r1", "--train.checkpoint-interval", "1"]
-    first = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, cwd=tmp_path)
+# A short run with a checkpoint at every epoch, which the tests below go on from.
+RUN_R1 = ["--train.run-id", "r1", "--train.checkpoint-interval", "1"]
+
+
+@pytest.fixture(scope="module")
+def trained_r1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`experiments/cartpole/r1/` of a finished 1,024-step run (copy it before changing it)."""
+    where = tmp_path_factory.mktemp("r1")
+    args = ["train", "cartpole", "--no-dashboard", *TINY, *RUN_R1]
+    first = puffer(*args, "--train.total-timesteps", "1024", cwd=where)
     assert first.returncode == 0, first.stdout + first.stderr
+    return where / "experiments" / "cartpole" / "r1"
+
+
+def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(
+    tmp_path: Path, trained_r1: Path
+) -> None:
     run_dir = tmp_path / "experiments" / "cartpole" / "r1"
+    shutil.copytree(trained_r1, run_dir)
     before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "metrics.jsonl")}
-    again = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, cwd=tmp_path)
+    again = puffer("train", "cartpole", "--no-dashboard", *TINY, *RUN_R1, cwd=tmp_path)
     assert again.returncode == 2
     assert again.stderr.count("\n") == 1 and again.stderr.startswith("error: run directory ")
     assert "--train.resume true" in again.stderr and "--train.run-id NAME" in again.stderr
@@ -286,7 +300,7 @@ def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(tmp_path:
     with (run_dir / "metrics.jsonl").open("ab") as file:
         file.write(b'\xff\xfe\n{"step": "abc"}\n')
     more = ["--train.total-timesteps", "2560", "--train.resume", "true"]
-    resumed = puffer("train", "cartpole", "--no-dashboard", *TINY, *run, *more, cwd=tmp_path)
+    resumed = puffer("train", "cartpole", "--no-dashboard", *TINY, *RUN_R1, *more, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert resumed.stderr.startswith("warning: ") and resumed.stderr.count("\n") == 1
     assert "skipped 2 line(s) that are not metrics rows" in resumed.stderr
@@ -296,17 +310,18 @@ def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(tmp_path:
 # Mounts a 1 MB tmpfs in a user + mount namespace of its own (`unshare -rm`, no root needed),
 # fills it, and runs `puffer train` there; prints what each run returned.
 DISK_FULL = """
-import hashlib, json, os, subprocess, sys
-data, puffer, tiny = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+import hashlib, json, os, shutil, subprocess, sys
+data, puffer, args, trained = sys.argv[1], *map(json.loads, sys.argv[2:4]), sys.argv[4]
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", data], check=True)
-run = [*puffer, "train", "cartpole", "--no-dashboard", *tiny, "--train.data-dir", data,
-       "--train.run-id", "r1", "--train.checkpoint-interval", "1"]
+shutil.copytree(trained, os.path.join(data, "cartpole", "r1"))
+run = [*puffer, "train", "cartpole", "--no-dashboard", *args, "--train.data-dir", data]
 checkpoint = os.path.join(data, "cartpole", "r1", "checkpoint.pt")
+def digest():
+    with open(checkpoint, "rb") as file:
+        return hashlib.sha256(file.read()).hexdigest()
 def train(*args):
     done = subprocess.run([*run, *args], capture_output=True, text=True)
-    with open(checkpoint, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()
-    return {"rc": done.returncode, "stderr": done.stderr, "checkpoint": digest}
+    return {"rc": done.returncode, "stderr": done.stderr, "checkpoint": digest()}
 def fill(leave):
     # One file takes the space; then `leave` bytes are given back.
     filler = os.path.join(data, "filler")
@@ -317,7 +332,7 @@ def fill(leave):
         except OSError:
             pass
     os.truncate(filler, max(0, os.path.getsize(filler) - leave))
-results = {"first": train("--train.total-timesteps", "1024")}
+results = {"trained": digest()}
 fill(0)  # not a byte left: the run dir's config.json cannot be written
 results["resume_full"] = train("--train.total-timesteps", "2048", "--train.resume", "true")
 fill(16384)  # room for config.json and a few metrics rows, not for a checkpoint
@@ -335,17 +350,18 @@ def _namespaces_work() -> bool:
 
 
 @pytest.mark.skipif(not _namespaces_work(), reason="needs `unshare -rm` to mount a small tmpfs")
-def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(tmp_path: Path) -> None:
+def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
+    tmp_path: Path, trained_r1: Path
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     done = subprocess.run(
         ["unshare", "-rm", sys.executable, "-c", DISK_FULL, str(data), json.dumps(PUFFER),
-         json.dumps(TINY)],
+         json.dumps([*TINY, *RUN_R1]), str(trained_r1)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(done.stdout)
-    assert results["first"]["rc"] == 0, results["first"]["stderr"]
     for case, where in (("resume_full", "config.json"), ("save_full", "checkpoint.pt")):
         result = results[case]
         assert result["rc"] == 2, (case, result["stderr"])
@@ -354,5 +370,5 @@ def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(tmp_path: Pa
             rf"error: cannot write {data}/cartpole/r1/{where}: .*; [\d.]+ k?B free on its disk",
             result["stderr"],
         ), (case, result["stderr"])
-        # The run's last checkpoint is the one the first run wrote, whole.
-        assert result["checkpoint"] == results["first"]["checkpoint"], case
+        # The run's last checkpoint is the one the trained run wrote, whole.
+        assert result["checkpoint"] == results["trained"], case

@@ -25,14 +25,13 @@ from puffer.core import PufferError
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
 from puffer.train.paths import RunPaths
+from puffer.train.score import SCORE
 
-__all__ = ["MAX_POINTS", "SCORE_KEYS", "collect", "read_run", "read_sweep"]
+__all__ = ["MAX_POINTS", "collect", "read_run", "read_sweep"]
 
 # Points per curve sent to the page: a 20M-step run logs thousands of epochs; the browser
 # needs a few hundred to draw the same line.
 MAX_POINTS = 400
-# The metric called a run's score, in order of preference.
-SCORE_KEYS = ("environment/score", "environment/episode_return")
 # Config keys that name where a run lives rather than how it trains.
 _NOT_CONFIG = {"train.data_dir", "train.run_id", "train.resume"}
 _SWEEP_PREFIX = "sweep-"
@@ -55,12 +54,9 @@ def collect(data_dir: str | Path) -> dict[str, Any]:
             if child.name.startswith(_SWEEP_PREFIX) and (child / _STORE).is_file():
                 sweep = read_sweep(child, root)
                 sweeps.append(sweep)
-                metric = f"environment/{sweep['metric']}"
                 for run_dir in _subdirs(child / "runs" / env_dir.name):
                     if _is_run(run_dir):
-                        runs.append(
-                            read_run(run_dir, root, defaults, sweep=sweep["id"], score=metric)
-                        )
+                        runs.append(read_run(run_dir, root, defaults, sweep=sweep["id"]))
             elif _is_run(child):
                 runs.append(read_run(child, root, defaults))
     runs.sort(key=lambda run: run["updated"], reverse=True)
@@ -72,24 +68,23 @@ def read_run(
     root: Path,
     defaults: _Defaults | None = None,
     sweep: str | None = None,
-    score: str | None = None,
 ) -> dict[str, Any]:
-    """One run: its curves, config diff, final score and speed.
+    """One run: its curves, config diff, score and speed.
 
     Args:
         run_dir: `<...>/<env>/<run_id>/`.
         root: The data dir; ids and file links are relative to it.
         defaults: Cache of each env's default config.
         sweep: The id of the sweep the run belongs to, if any.
-        score: The metric that is the run's score (a sweep's); default: SCORE_KEYS.
 
     Returns:
         A dict: `id` (the run dir relative to `root`), `env`, `sweep`, `metrics` (name ->
         list of float or None, one per logged epoch, at most MAX_POINTS), `step` and `wall`
         (agent steps; training seconds, summed from each epoch's steps / SPS), `diff`
-        ({key: [value, default]} for each config key off its default), `score` (last value of
-        `score`, else of the first of SCORE_KEYS logged; None if none), `score_key`, `sps` (mean), `steps`
-        (last), `video` (link to eval.gif or None), `updated` (mtime of the metrics).
+        ({key: [value, default]} for each config key off its default), `score` (the run's
+        score, `puffer.train.score`, as its last epoch logged it; None before an episode
+        ends), `sps` (mean), `steps` (last), `video` (link to eval.gif or None),
+        `updated` (mtime of the metrics).
     """
     env = run_dir.parent.name
     paths = RunPaths(run_dir.parent.parent, env, run_dir.name)
@@ -101,11 +96,7 @@ def read_run(
     wall = np.cumsum(np.where(sps > 0, batch / np.where(sps > 0, sps, 1.0), 0.0))
     keys = sorted({key for row in rows for key in row if key != "step"})
     keep = _thin(len(rows))
-    candidates = (score,) if score else SCORE_KEYS
-    score_key = next((k for k in candidates if any(_finite(r.get(k)) for r in rows)), None)
-    final = None
-    if score_key is not None:
-        final = next(r[score_key] for r in reversed(rows) if _finite(r.get(score_key)))
+    final = next((r[SCORE] for r in reversed(rows) if _finite(r.get(SCORE))), None)
     finite_sps = sps[np.isfinite(sps) & (sps > 0)]
     return {
         "id": run_dir.relative_to(root).as_posix(),
@@ -116,7 +107,6 @@ def read_run(
         "wall": [round(float(wall[i]), 3) for i in keep],
         "diff": (defaults or _Defaults()).diff(env, paths.config),
         "score": final,
-        "score_key": score_key,
         "sps": float(finite_sps.mean()) if finite_sps.size else None,
         "steps": float(steps[-1]) if steps.size else 0.0,
         "video": paths.video.relative_to(root).as_posix() if paths.video.is_file() else None,

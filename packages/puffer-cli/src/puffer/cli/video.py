@@ -84,7 +84,7 @@ class VideoWriter:
             except ImportError as error:
                 raise APIUsageError(
                     f"--video {self.path}: writing MP4 needs ffmpeg; "
-                    "`pip install 'puffer-cli[mp4]'` or write a .gif"
+                    "install imageio-ffmpeg (puffer-cli's [mp4] extra) or write a .gif"
                 ) from error
         self.frames: list[np.ndarray] = []
 

@@ -1,4 +1,4 @@
-"""Stable-Baselines3 PPO on puffer-vector: needs only `pip install "puffer-vector[sb3]"`.
+"""Stable-Baselines3 PPO on puffer-vector: needs only puffer-vector with its `[sb3]` extra.
 
 `puffer.vector.sb3.VecEnv` makes any puffer vectorizer an SB3 `VecEnv`; here 8 CartPole envs
 in worker processes over shared memory, with the rl-zoo CartPole-v1 hyperparameters.

@@ -1,16 +1,22 @@
-"""The docs site: `mkdocs build --strict` passes (broken links and unresolved references fail)
-and the API reference has an entry for every public symbol, i.e. every `__all__` name of every
-package's top-level module."""
+"""The docs site: `mkdocs build --strict` passes with no warning (broken links and unresolved
+references fail), holds no build helper, the API reference has an entry for every public
+symbol (every `__all__` name of every package's top-level module), the config page shows plain
+defaults in a headless browser, and the "from other libraries" page runs."""
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import importlib
+import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import imageio.v3 as iio
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,12 +24,15 @@ PACKAGES = sorted(init.parent.name for init in ROOT.glob("*/src/puffer/*/__init_
     init.parent.name for init in ROOT.glob("packages/*/src/puffer/*/__init__.py")
 )
 
+# Set to a path to keep the config page's screenshot there.
+SCREENSHOT_ENV = "PUFFER_DOCS_SCREENSHOT"
+
 pytest.importorskip("mkdocs")
 pytest.importorskip("mkdocstrings")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -34,7 +43,17 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=280,
     )
     assert done.returncode == 0, done.stderr[-4000:]
-    return out
+    return out, done.stderr
+
+
+@pytest.fixture(scope="module")
+def site(built: tuple[Path, str]) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def build_log(built: tuple[Path, str]) -> str:
+    return built[1]
 
 
 def test_docs_build_strict(site: Path) -> None:
@@ -57,3 +76,57 @@ def test_docs_api_reference_lists_every_public_symbol(site: Path, package: str) 
         and not any(i.startswith(prefix) and i.endswith("." + name) for i in ids)
     ]
     assert not missing, f"puffer.{package} names missing from docs/api/{package}.md: {missing}"
+
+
+def test_docs_build_has_no_warnings_and_no_build_helpers(site: Path, build_log: str) -> None:
+    assert "WARNING" not in build_log and "unrecognized relative link" not in build_log, build_log
+    assert not list(site.rglob("*.py")), "a build helper was copied into the site"
+
+
+def _browser() -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium on PATH: `apt-get install chromium` (.ci/run installs it)")
+    return chromium
+
+
+def test_config_page_shows_plain_defaults_in_a_browser(site: Path, tmp_path: Path) -> None:
+    from puffer.train.config import PolicyConfig, TrainConfig, VecConfig
+
+    chromium = _browser()
+    page = (site / "api" / "train-config" / "index.html").as_uri()
+    headless = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,1400"]
+    shot = tmp_path / "config.png"
+    subprocess.run([*headless, f"--screenshot={shot}", page], capture_output=True, timeout=120)
+    image = iio.imread(shot)
+    assert image.shape[:2] == (1400, 1280) and image.std() > 10, "a blank screenshot"
+    dom = subprocess.run(
+        [*headless, "--dump-dom", page], capture_output=True, text=True, timeout=120
+    ).stdout
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", dom)))
+    assert "_f(" not in text and "_Check" not in text and "lambda v" not in text
+    for section in (TrainConfig, PolicyConfig, VecConfig):
+        for field in dataclasses.fields(section):
+            # Each row: the key, its type, its default as TOML writes it, its meaning.
+            default = field.default
+            if isinstance(default, bool):
+                default = "true" if default else "false"
+            elif isinstance(default, str):
+                default = f'"{default}"'
+            elif isinstance(default, int) and abs(default) >= 10_000:
+                default = f"{default:_}"
+            row = f"{field.name} {field.type} {default} {field.metadata['help'][:20]}"
+            assert row.lower() in text.lower(), row
+    keep = os.environ.get(SCREENSHOT_ENV)
+    if keep:
+        shutil.copyfile(shot, keep)
+
+
+def test_from_other_libraries_page_runs() -> None:
+    page = (ROOT / "docs" / "guides" / "from-other-libraries.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    assert len(blocks) == 4
+    for block in blocks:
+        namespace: dict = {}
+        exec(compile(block, "from-other-libraries.md", "exec"), namespace)
+    assert math.isfinite(namespace["result"].score) and namespace["result"].score_episodes > 0

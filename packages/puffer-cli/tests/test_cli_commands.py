@@ -126,7 +126,7 @@ def test_build_refuses_non_ocean_envs_and_dry_runs() -> None:
     assert result.exit_code == 2 and "Ocean (C) envs only" in result.output
     result = invoke("build", ENV, "--debug", "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "PUFFER_SANITIZE=ON" in result.output and "puffer-ocean" in result.output
+    assert "PUFFER_SANITIZE=ON" in result.output and "build/sanitize" in result.output
 
 
 def test_eval_without_a_run_says_to_train_first() -> None:

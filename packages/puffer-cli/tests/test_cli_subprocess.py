@@ -140,7 +140,7 @@ def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
         assert np.isfinite(run["score"]) and run["cost"] > 0
         assert set(run["params"]) >= {"train.learning_rate", "train.gamma"}
         assert run["curve"], "every run reports its learning curve"
-    assert "best runs by episode_return" in done.stdout
+    assert "best runs by score" in done.stdout
     assert "8 runs, 0 failed" in done.stdout
 
 

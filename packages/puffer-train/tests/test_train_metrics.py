@@ -22,7 +22,9 @@ from puffer.train import (
 )
 from puffer.train.dashboard import Dashboard
 from puffer.train.metrics import read_jsonl
+from puffer.train.progress import ProgressLines
 from puffer.train.pufferl import TIME_SPLIT
+from puffer.train.score import RunScore, ScoredSinks
 
 METRICS = {
     "environment/episode_return": 21.5,
@@ -93,21 +95,71 @@ def test_dashboard_draws_every_section() -> None:
         assert expected in text, expected
 
 
-def test_wandb_sink_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dashboard_shows_the_score_and_its_episodes() -> None:
+    out = io.StringIO()
+    score = RunScore()
+    dashboard = Dashboard(
+        "cartpole", console=Console(file=out, width=160, force_terminal=False), score=score
+    )
+    scored = ScoredSinks([dashboard], score)
+    scored.log({**METRICS, "performance/episodes": 40.0}, step=4096)
+    # An epoch in which no episode ended keeps the env table of the score's episodes.
+    scored.log({k: v for k, v in METRICS.items() if not k.startswith("environment/")}, 8192)
+    dashboard.close()
+    last = out.getvalue().split("puffer · cartpole")[-1]
+    assert "score 21.5 (episode_return, 40 episodes)" in last
+    assert "episode_return" in last.split("env")[1]
+
+
+def test_progress_lines_say_steps_speed_score_losses_and_time_left() -> None:
+    out = io.StringIO()
+    score = RunScore()
+    lines = ScoredSinks([ProgressLines(out, interval=3600, label="cartpole", score=score)], score)
+    lines.log({**METRICS, "performance/episodes": 40.0}, step=1024)
+    lines.log({**METRICS, "performance/epoch": 4.0}, step=2048)  # within the interval: none
+    lines.log({**METRICS, "performance/epoch": 10.0}, step=5120)  # the last epoch: always
+    written = out.getvalue().splitlines()
+    assert len(written) == 2
+    first = written[0]
+    assert first.startswith("[0s] cartpole step 1,024/3,413 (30%) | 123,456 steps/s |")
+    assert "score 21.5 (episode_return, 40 episodes)" in first
+    assert "policy_loss -0.01 value_loss nan" in first and first.endswith("| left 1m 15s")
+    assert "step 5,120/5,120 (100%)" in written[1]
+
+
+def test_wandb_sink_offline_places_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("wandb")
     from puffer.train.wandb_sink import WandbSink
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
-    config = Config()
-    config.train.run_id = "offline-test"
-    sink = WandbSink(config, "cartpole", dir=str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    config = Config(
+        train=TrainConfig(
+            run_id="offline-test",
+            wandb_project="proj",
+            wandb_entity="team",
+            wandb_group="grp",
+            wandb_tags="a, b",
+        )
+    )
+    run_dir = tmp_path / "experiments" / "cartpole" / "offline-test"
+    sink = WandbSink(config, "cartpole", run_dir)
     sink.log({"losses/policy_loss": 0.5}, step=10)
     sink.log({"losses/policy_loss": 0.25}, step=20)
-    assert sink.run.config["train"]["run_id"] == "offline-test"
+    run = sink.run
+    assert run.config["train"]["run_id"] == "offline-test"
+    assert (run.project, run.entity, run.group, tuple(run.tags)) == (
+        "proj",
+        "team",
+        "grp",
+        ("a", "b"),
+    )
+    assert run.id == "cartpole-offline-test"
     sink.close()
     sink.close()
-    assert list(tmp_path.rglob("*.wandb")), "wandb wrote no offline run file"
+    assert list((run_dir / "wandb").rglob("*.wandb")), "no offline run file in <run dir>/wandb"
+    assert not (tmp_path / "wandb").exists(), "wandb wrote into the current directory"
 
 
 def test_trainer_reports_where_the_time_goes() -> None:

@@ -51,14 +51,22 @@ from puffer.train.config import PolicyConfig, TrainConfig, VecConfig, check_fiel
 __all__ = ["SECTIONS", "Config", "ConfigError", "config_names", "env_defaults", "load_config"]
 
 SECTIONS = ("env", "vec", "policy", "train", "sweep")
+DEFAULT_TOML = "default.toml"
 _TYPED: dict[str, type] = {"vec": VecConfig, "policy": PolicyConfig, "train": TrainConfig}
 _TOML_SCALARS = (bool, int, float, str)
-# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables.
+# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables, and
+# `metric` is not set here: a sweep ranks its runs by their score, whose statistic is
+# `train.score_stat` (puffer.train.score), so one key decides it for runs and sweeps alike.
+_NOT_SWEEP_OPTIONS = ("space", "metric")
 _SWEEP_OPTIONS = {
     name: Kind.of_hint(hint)
     for name, hint in get_type_hints(SweepConfig).items()
-    if name != "space"
+    if name not in _NOT_SWEEP_OPTIONS
 }
+_SWEEP_METRIC = (
+    "a sweep ranks its runs by their score: set the statistic scored with train.score_stat "
+    "(e.g. --train.score-stat episode_return) instead of [sweep] metric"
+)
 
 
 def _kinds(section: type) -> dict[str, Kind]:
@@ -77,7 +85,7 @@ def config_names() -> list[str]:
     return sorted(
         entry.name.removesuffix(".toml")
         for entry in _config_dir().iterdir()
-        if entry.name.endswith(".toml") and entry.name != "default.toml"
+        if entry.name.endswith(".toml") and entry.name != DEFAULT_TOML
     )
 
 
@@ -242,6 +250,9 @@ class _Layers:
         self.env = env_defaults(creator)
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
+        # Searched parameters whose `mean` a layer above default.toml set (env TOML, --config,
+        # an override): those keep it; the others start from the run's own value.
+        self.chosen_means: set[str] = set()
         self.notes: dict[tuple[str, str], str] = {}
         # The keys the env's shipped layers set (default.toml, its TOML or derived and family
         # keys): what a range error quotes as the default of a later layer's bad value.
@@ -256,6 +267,8 @@ class _Layers:
 
     def kind(self, section: str, key: str) -> Kind | None:
         if section == "sweep":
+            if key == "metric":
+                raise ConfigError(f"{flag(('sweep', key))}: {_SWEEP_METRIC}")
             return _SWEEP_OPTIONS.get(key)
         return _known_kind(section, key, self.env_keys())
 
@@ -319,6 +332,8 @@ class _Layers:
                 f"[sweep.<section>.<key>]{closest(flag(('sweep', section, key)), valid)}"
             )
         self.params.setdefault(name, {}).update(spec)
+        if "mean" in spec and origin != DEFAULT_TOML:
+            self.chosen_means.add(name)
 
     def apply_override(self, override: Override) -> None:
         path, spelled = override.path, override.spelled
@@ -333,6 +348,8 @@ class _Layers:
             if path[3] in spec:
                 old = spec[path[3]]
                 spec[path[3]] = coerce(override.value, Kind.of(old), spelled, old)
+                if path[3] == "mean":
+                    self.chosen_means.add(f"{path[1]}.{path[2]}")
                 return
         hint = closest(flag(path), self.valid_flags())
         if section not in SECTIONS:
@@ -365,8 +382,24 @@ class _Layers:
             env=self.env_keys(),
             **{name: section(**self.values[name]) for name, section in _TYPED.items()},
         )
-        sweep = parse_sweep_config({**self.values["sweep"], **self.params})
-        return Config(self.env_name, run, sweep, self.params, dict(self.notes))
+        params = {name: self._centred(name, spec, run) for name, spec in self.params.items()}
+        sweep = parse_sweep_config({**self.values["sweep"], **params})
+        return Config(self.env_name, run, sweep, params, dict(self.notes))
+
+    def _centred(self, name: str, spec: dict[str, Any], run: RunConfig) -> dict[str, Any]:
+        """`spec` with its `mean` (Protein's first suggestion) at the run's own value of the
+        key, the env's shipped config, unless a layer chose the mean or the value lies
+        outside [min, max]; default.toml's means are generic centres."""
+        section, _, key = name.partition(".")
+        if name in self.chosen_means or "values" in spec:
+            return spec
+        value = run.env.get(key) if section == "env" else getattr(getattr(run, section), key)
+        low, high = spec.get("min"), spec.get("max")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return spec
+        if low is None or high is None or not low <= value <= high:
+            return spec
+        return {**spec, "mean": value}
 
 
 def _documented_attributes(cls: type) -> dict[str, str]:
@@ -444,7 +477,7 @@ def load_config(
     """
     creator = env_creator(env_name)
     layers = _Layers(env_name, creator)
-    layers.apply_file(_read(_config_dir() / "default.toml", "default.toml"), "default.toml")
+    layers.apply_file(_read(_config_dir() / DEFAULT_TOML, DEFAULT_TOML), DEFAULT_TOML)
     env_file = _env_config_file(env_name, creator)
     if env_file.is_file():
         layers.apply_file(_read(env_file, env_file.name), env_file.name)

@@ -35,14 +35,13 @@ from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
 from puffer.train.metrics import parse_metrics
 from puffer.train.paths import RunPaths
+from puffer.train.score import SCORE
 
-__all__ = ["MAX_POINTS", "SCORE_KEYS", "collect", "read_run", "read_sweep"]
+__all__ = ["MAX_POINTS", "collect", "read_run", "read_sweep"]
 
 # Points per curve sent to the page: a 20M-step run logs thousands of epochs; the browser
 # needs a few hundred to draw the same line.
 MAX_POINTS = 400
-# The metric called a run's score, in order of preference.
-SCORE_KEYS = ("environment/score", "environment/episode_return")
 # Config keys that name where a run lives rather than how it trains.
 _NOT_CONFIG = {"train.data_dir", "train.run_id", "train.resume"}
 _SWEEP_PREFIX = "sweep-"
@@ -65,10 +64,10 @@ def collect(data_dir: str | Path) -> dict[str, Any]:
     runs: list[Entry] = []
     sweeps: list[Entry] = []
 
-    def add_run(run: str, sweep: str | None = None, score: str | None = None) -> None:
+    def add_run(run: str, sweep: str | None = None) -> None:
         runs.append(
             _isolated(
-                lambda: read_run(root / run, root, sweep, score),
+                lambda: read_run(root / run, root, sweep),
                 lambda error: _broken_run(run, sweep, error),
             )
         )
@@ -89,7 +88,7 @@ def collect(data_dir: str | Path) -> dict[str, Any]:
                 runs_dir = f"{where}/runs/{env}"
                 for run in subdirs_inside(root, runs_dir):
                     if _is_run(root, f"{runs_dir}/{run}"):
-                        add_run(f"{runs_dir}/{run}", sweep["id"], f"environment/{sweep['metric']}")
+                        add_run(f"{runs_dir}/{run}", sweep["id"])
             elif _is_run(root, where):
                 add_run(where)
     runs.sort(key=lambda run: run["updated"], reverse=True)
@@ -111,25 +110,22 @@ def _isolated(read: Callable[[], Entry], broken: Callable[[str], Entry]) -> Entr
     return entry
 
 
-def read_run(
-    run_dir: Path, root: Path, sweep: str | None = None, score: str | None = None
-) -> Entry:
-    """One run: its curves, config diff, final score and speed.
+def read_run(run_dir: Path, root: Path, sweep: str | None = None) -> Entry:
+    """One run: its curves, config diff, score and speed.
 
     Args:
         run_dir: `<...>/<env>/<run_id>/`, inside `root`.
         root: The data dir; ids and file links are relative to it.
         sweep: The id of the sweep the run belongs to, if any.
-        score: The metric that is the run's score (a sweep's); default: SCORE_KEYS.
 
     Returns:
         A dict: `id` (the run dir relative to `root`), `env`, `sweep`, `metrics` (name ->
         list of float or None, one per logged epoch, at most MAX_POINTS), `step` and `wall`
         (agent steps; training seconds, summed from each epoch's steps / SPS), `diff`
-        ({key: [value, default]} for each config key off its default), `score` (last value
-        of `score`, else of the first of SCORE_KEYS logged; None if none), `score_key`, `sps`
-        (mean), `steps` (last), `video` (link to eval.gif or None), `updated` (mtime of the
-        metrics), `skipped` (metrics lines that are no rows), `error` (None).
+        ({key: [value, default]} for each config key off its default), `score` (the run's
+        score, `puffer.train.score`, as its last epoch logged it; None before an episode
+        ends), `sps` (mean), `steps` (last), `video` (link to eval.gif or None), `updated`
+        (mtime of the metrics), `skipped` (metrics lines that are no rows), `error` (None).
 
     Raises:
         Exception: whatever the files make parsing raise (`collect` catches it).
@@ -145,11 +141,7 @@ def read_run(
     wall = np.cumsum(np.where(sps > 0, batch / np.where(sps > 0, sps, 1.0), 0.0))
     keys = sorted({key for row in rows for key in row if key != "step"})
     keep = _thin(len(rows))
-    candidates = (score,) if score else SCORE_KEYS
-    score_key = next((k for k in candidates if any(_finite(r.get(k)) for r in rows)), None)
-    final = None
-    if score_key is not None:
-        final = next(r[score_key] for r in reversed(rows) if _finite(r.get(score_key)))
+    final = next((r[SCORE] for r in reversed(rows) if _finite(r.get(SCORE))), None)
     finite_sps = sps[np.isfinite(sps) & (sps > 0)]
     video = f"{run}/{RunPaths.VIDEO}"
     return {
@@ -161,7 +153,6 @@ def read_run(
         "wall": [round(float(wall[i]), 3) for i in keep],
         "diff": _diff(env, read_inside(root, f"{run}/{RunPaths.CONFIG}")),
         "score": final,
-        "score_key": score_key,
         "sps": float(finite_sps.mean()) if finite_sps.size else None,
         "steps": float(steps[-1]) if steps.size else 0.0,
         "video": video if is_file_inside(root, video) else None,
@@ -182,7 +173,6 @@ def _broken_run(run: str, sweep: str | None, error: str) -> Entry:
         "wall": [],
         "diff": {},
         "score": None,
-        "score_key": None,
         "sps": None,
         "steps": 0.0,
         "video": None,

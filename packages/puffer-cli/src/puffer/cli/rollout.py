@@ -28,6 +28,7 @@ __all__ = [
     "EpisodeStats",
     "find_checkpoint",
     "load_policy",
+    "load_run_config",
     "one_instance",
     "play",
     "random_actions",
@@ -60,6 +61,15 @@ def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
             "run directory, or 'latest'"
         )
     return candidate
+
+
+def load_run_config(checkpoint: Path) -> RunConfig:
+    """The config a checkpoint was trained with.
+
+    Raises:
+        CheckpointError: The file is not a puffer checkpoint.
+    """
+    return RunConfig.from_dict(load(checkpoint)["config"])
 
 
 def load_policy(checkpoint: Path, env: PufferEnv) -> Policy:
@@ -115,10 +125,13 @@ class EpisodeStats:
     logs: dict[str, list[float]] = field(default_factory=dict)
 
     def means(self) -> dict[str, float]:
-        """Mean of each stat: the env's own logs, then the `return` and `length` counted here."""
+        """Mean of each stat, once: the env's own logs, and `episode_return` and
+        `episode_length` counted here for an env that logs no such statistic."""
         out = {name: float(np.mean(values)) for name, values in self.logs.items()}
-        out["return"] = float(np.mean(self.returns)) if self.returns else math.nan
-        out["length"] = float(np.mean(self.lengths)) if self.lengths else math.nan
+        counted = {"episode_return": self.returns, "episode_length": self.lengths}
+        for name, values in counted.items():
+            if name not in out:
+                out[name] = float(np.mean(values)) if values else math.nan
         return out
 
 
@@ -129,6 +142,7 @@ def play(
     episodes: int,
     max_steps: int,
     seed: int,
+    on_step: Callable[[EpisodeStats, int], None] | None = None,
 ) -> EpisodeStats:
     """Step `env` with `policy` until `episodes` episodes end.
 
@@ -142,6 +156,8 @@ def play(
         episodes: Stop once this many episodes (over all agent rows) have finished.
         max_steps: Stop after this many steps whatever happened.
         seed: Reset seed.
+        on_step: Called after every step with the stats so far and the steps taken (to
+            report progress).
 
     Returns:
         The `EpisodeStats` of the episodes that finished.
@@ -154,7 +170,7 @@ def play(
     length = np.zeros(env.num_agents, dtype=np.int64)
     if on_frame is not None and not on_frame():
         return stats
-    for _ in range(max_steps):
+    for steps in range(1, max_steps + 1):
         rollout.act(step)
         step = rollout.recv()
         masks = step.masks.cpu().numpy()
@@ -170,6 +186,8 @@ def play(
             stats.lengths.append(int(length[row]))
             running[row] = 0.0
             length[row] = 0
+        if on_step is not None:
+            on_step(stats, steps)
         if on_frame is not None and not on_frame():
             break
         if len(stats.returns) >= episodes:

@@ -62,14 +62,17 @@ class VideoWriter:
     Args:
         path: Output file; the suffix picks the format (.gif, .mp4).
         fps: Frames per second of the video.
+        copies: More files to write the same frames to (each in its own suffix's format),
+            e.g. the run directory's `eval.gif` that the dashboard shows.
 
     Raises:
         APIUsageError: An unsupported suffix, or .mp4 without imageio-ffmpeg installed.
     """
 
-    def __init__(self, path: str | Path, fps: int = 30):
+    def __init__(self, path: str | Path, fps: int = 30, copies: tuple[Path, ...] = ()):
         self.path = Path(path)
         self.fps = fps
+        self.copies = tuple(copy for copy in copies if copy.resolve() != self.path.resolve())
         suffix = self.path.suffix.lower()
         if suffix not in (".gif", ".mp4"):
             raise APIUsageError(
@@ -81,7 +84,7 @@ class VideoWriter:
             except ImportError as error:
                 raise APIUsageError(
                     f"--video {self.path}: writing MP4 needs ffmpeg; "
-                    "`pip install 'puffer-cli[mp4]'` or write a .gif"
+                    "install imageio-ffmpeg (puffer-cli's [mp4] extra) or write a .gif"
                 ) from error
         self.frames: list[np.ndarray] = []
 
@@ -96,13 +99,14 @@ class VideoWriter:
             return
         import imageio.v2 as imageio
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.suffix.lower() == ".gif":
-            # Pillow takes the frame duration in milliseconds; loop=0 repeats forever.
-            imageio.mimwrite(self.path, self.frames, duration=1000 / self.fps, loop=0)
-        else:
-            # macro_block_size=1 keeps odd frame sizes instead of resizing them.
-            imageio.mimwrite(self.path, self.frames, fps=self.fps, macro_block_size=1)
+        for path in (self.path, *self.copies):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.suffix.lower() == ".gif":
+                # Pillow takes the frame duration in milliseconds; loop=0 repeats forever.
+                imageio.mimwrite(path, self.frames, duration=1000 / self.fps, loop=0)
+            else:
+                # macro_block_size=1 keeps odd frame sizes instead of resizing them.
+                imageio.mimwrite(path, self.frames, fps=self.fps, macro_block_size=1)
 
 
 class Window:

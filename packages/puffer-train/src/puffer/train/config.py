@@ -276,9 +276,23 @@ class TrainConfig(_Checked):
         _at_least(0),
     )
     resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
+    score_stat: str = _f(
+        "auto",
+        "the env statistic a run is scored by (its mean over the last epochs holding 100 "
+        "episodes, the score everywhere: train's last line, dashboards, metrics, sweeps); "
+        "'auto': score where the env reports it, else episode_return",
+        _NON_EMPTY,
+    )
     tensorboard: bool = _f(
         False, "also log metrics to <run dir>/tensorboard/ (the tensorboard extra)"
     )
+    wandb: bool = _f(
+        False, "also log metrics to Weights & Biases, files in <run dir>/wandb/ (the wandb extra)"
+    )
+    wandb_project: str = _f("puffer", "wandb project of the run", _NON_EMPTY)
+    wandb_entity: str = _f("", "wandb entity (team or user); empty: your wandb default")
+    wandb_group: str = _f("", "wandb group; empty: the env name")
+    wandb_tags: str = _f("", "wandb tags, comma-separated (e.g. 'baseline,lstm')")
 
     def _check_together(self) -> None:
         if self.resume and not self.run_id:

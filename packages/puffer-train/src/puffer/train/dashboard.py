@@ -3,26 +3,33 @@ stats and where the time goes."""
 
 from __future__ import annotations
 
+import math
 import time
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from puffer.train.progress import duration
+from puffer.train.score import SCORE, SCORE_EPISODES, RunScore
+
 __all__ = ["Dashboard"]
+
+_ENV = "environment/"
+
+
+def _section(metrics: dict[str, float], prefix: str) -> dict[str, float]:
+    return {k.removeprefix(prefix): v for k, v in metrics.items() if k.startswith(prefix)}
 
 
 def _number(value: float) -> str:
+    if not math.isfinite(value):
+        return "-"
     if abs(value) >= 1e6:
         return f"{value / 1e6:.2f}M"
     if abs(value) >= 1e3:
         return f"{value / 1e3:.1f}k"
     return f"{value:.3g}"
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}h {seconds // 60 % 60:02d}m {seconds % 60:02d}s"
 
 
 class Dashboard:
@@ -31,10 +38,14 @@ class Dashboard:
     Args:
         env_name: shown in the title.
         console: where to draw (default: the terminal); pass `Console(file=...)` to capture.
+        score: the run's score, which names the statistic scored.
     """
 
-    def __init__(self, env_name: str, console: Console | None = None):
+    def __init__(
+        self, env_name: str, console: Console | None = None, score: RunScore | None = None
+    ):
         self.env_name = env_name
+        self.score = score
         self.console = console or Console()
         self._start = time.perf_counter()
         self._live = Live(console=self.console, auto_refresh=False, transient=False)
@@ -42,25 +53,40 @@ class Dashboard:
         self.closed = False
 
     def render(self, metrics: dict[str, float], step: int) -> Group:
-        """The dashboard for one metrics dict (also usable without a live screen)."""
+        """The dashboard for one metrics dict (also usable without a live screen).
+
+        The env table holds the statistics over the score's episodes (the last epochs with
+        100 episodes) when the dashboard has the run's score, else this epoch's means.
+        """
+        score = f"score {_number(metrics.get(SCORE, math.nan))}"
+        if self.score is not None:
+            score += f" ({self.score.stat}, {int(metrics.get(SCORE_EPISODES, 0))} episodes)"
         summary = Table(title=f"puffer · {self.env_name}", show_header=False, expand=True)
         summary.add_row(
             f"SPS {_number(metrics.get('performance/sps', 0.0))}",
             f"steps {_number(step)}",
             f"epoch {int(metrics.get('performance/epoch', 0))}"
             f"/{int(metrics.get('performance/epochs', 0))}",
-            f"elapsed {_duration(time.perf_counter() - self._start)}",
-            f"left {_duration(metrics.get('performance/time_left', 0.0))}",
+            score,
+            f"elapsed {duration(time.perf_counter() - self._start)}",
+            f"left {duration(metrics.get('performance/time_left', 0.0))}",
+        )
+        if self.score is not None:
+            env_stats = self.score.means()
+        else:
+            env_stats = _section(metrics, _ENV)
+        columns = (
+            ("env", env_stats, _number),
+            ("losses", _section(metrics, "losses/"), _number),
+            ("time", _section(metrics, "time/"), lambda v: f"{100 * v:.0f}%"),
         )
         sections = []
-        for prefix, title in (("environment/", "env"), ("losses/", "losses"), ("time/", "time")):
+        for title, values, shown in columns:
             table = Table(title=title, expand=True)
             table.add_column("name")
             table.add_column("value", justify="right")
-            for key, value in sorted(metrics.items()):
-                if key.startswith(prefix):
-                    shown = f"{100 * value:.0f}%" if prefix == "time/" else _number(value)
-                    table.add_row(key.removeprefix(prefix), shown)
+            for key, value in sorted(values.items()):
+                table.add_row(key, shown(value))
             sections.append(table)
         grid = Table.grid(expand=True)
         grid.add_row(*sections)

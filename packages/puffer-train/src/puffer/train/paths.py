@@ -5,7 +5,10 @@
         config.toml     the resolved CLI config (`puffer train` writes it; `--config` reloads it)
         checkpoint.pt   model, optimizer, trainer state, RNG streams, env state (atomic)
         metrics.jsonl   one JSON object per epoch, appended across resumes
-        eval.gif        `puffer eval`'s video when no display and no `--video` is given
+        eval.gif        `puffer eval`'s latest video (a copy when --video wrote one
+                        elsewhere): the one the dashboard shows
+        tensorboard/    event files (train.tensorboard)
+        wandb/          wandb's files (train.wandb)
     <data_dir>/<env>/sweep-<name>/   a sweep's store and its runs
 
 Every module that names one of these paths asks `RunPaths`; none joins them itself.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -24,6 +26,7 @@ from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL, apply_torch_settings
 from puffer.train.rollout import Rollout
+from puffer.train.score import RunScore, ScoredSinks
 
 __all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
 
@@ -37,7 +40,11 @@ class TrainResult:
         global_step: agent steps taken (all ranks).
         epochs: epochs completed.
         metrics: the last epoch's metrics dict.
-        recent: mean of each env statistic over the last 100 finished episodes.
+        score: the run's score (`puffer.train.score`; nan when no episode reported the
+            statistic).
+        score_stat: the env statistic scored (`train.score_stat`, "auto" resolved).
+        score_episodes: the episodes the score averages.
+        recent: every env statistic averaged over the same episodes as the score.
         policy: the trained policy (on the training device).
     """
 
@@ -45,6 +52,9 @@ class TrainResult:
     global_step: int
     epochs: int
     metrics: dict[str, float]
+    score: float = math.nan
+    score_stat: str = ""
+    score_episodes: int = 0
     recent: dict[str, float] = field(default_factory=dict)
     policy: Policy | None = None
 
@@ -146,7 +156,8 @@ def train(
     policy: Policy | None = None,
     sinks: list[MetricsSink] | None = None,
     dashboard: bool = False,
-    wandb: bool = False,
+    progress: float | None = None,
+    progress_label: str = "",
     env_name: str | None = None,
 ) -> TrainResult:
     """Train on `env` until `config.train.total_timesteps`, checkpointing along the way.
@@ -160,9 +171,13 @@ def train(
             (not closed here).
         config: the run's config; defaults to `Config()`.
         policy: a prebuilt policy; default `make_policy(config.policy, vecenv)`.
-        sinks: extra metric sinks; a JSONL sink in the run directory is always added.
+        sinks: extra metric sinks; a JSONL sink in the run directory is always added, and
+            TensorBoard and wandb ones when `train.tensorboard` / `train.wandb` say so. Every
+            sink sees each epoch's metrics with the run's score (`puffer.train.score`).
         dashboard: add the rich terminal dashboard.
-        wandb: add the wandb sink (the `wandb` extra; WANDB_MODE=offline works).
+        progress: write a plain progress line to stdout every this many seconds
+            (`puffer.train.progress.ProgressLines`), for logs that are not a terminal.
+        progress_label: what each progress line starts with (e.g. a sweep's run).
         env_name: names the run directory when `env` is a vecenv.
 
     Returns:
@@ -200,22 +215,40 @@ def train(
         elif cfg.run_id:
             paths = RunPaths(cfg.data_dir, name, cfg.run_id)
         resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
+        score = RunScore(cfg.score_stat)
         if rank == 0 and paths is not None and resumed is not None:
-            _truncate_metrics(paths, resumed["trainer"]["global_step"])
+            # Epochs logged after the checkpoint are trained (and logged) again; the score's
+            # window goes on from the epochs logged before the stop.
+            for row in _truncate_metrics(paths, resumed["trainer"]["global_step"]):
+                score.update({k: v for k, v in row.items() if isinstance(v, float | int)})
         vecenv = make_vecenv(env, config) if isinstance(env, str) else env
         trainer = None
         try:
             policy = policy if policy is not None else make_policy(config.policy, vecenv)
             run_dir = paths.root if paths is not None else None
-            all_sinks = _sinks(sinks, paths if rank == 0 else None, name, config, dashboard, wandb)
-            trainer = PuffeRL(config, vecenv, policy, sinks=all_sinks, run_dir=run_dir)
+            display = (
+                _display(dashboard, progress, progress_label or name, score) if rank == 0 else []
+            )
+            all_sinks = _sinks(sinks, paths if rank == 0 else None, name, config, display)
+            trainer = PuffeRL(
+                config, vecenv, policy, sinks=[ScoredSinks(all_sinks, score)], run_dir=run_dir
+            )
             if resumed is not None:
                 trainer.load_state_dict(resumed)
             metrics = _train_epochs(trainer, stop, paths)
             if run_dir is not None:
                 trainer.save_checkpoint()
-            recent = {key: trainer.recent_mean(key) for key in trainer.recent}
-            return TrainResult(run_dir, trainer.global_step, trainer.epoch, metrics, recent, policy)
+            return TrainResult(
+                run_dir,
+                trainer.global_step,
+                trainer.epoch,
+                metrics,
+                score.value,
+                score.stat,
+                score.episodes,
+                score.means(),
+                policy,
+            )
         finally:
             if trainer is not None:
                 trainer.close()
@@ -223,9 +256,9 @@ def train(
                 vecenv.close()
 
 
-def _truncate_metrics(paths: RunPaths, last_step: float) -> None:
+def _truncate_metrics(paths: RunPaths, last_step: float) -> list[dict[str, Any]]:
     """Drop the metrics rows a resumed run logs again (after its checkpoint's step), warning
-    about lines that were no rows at all."""
+    about lines that were no rows at all; returns the rows kept."""
     found = truncate_jsonl(paths.metrics, last_step)
     if found.skipped:
         warnings.warn(
@@ -234,6 +267,23 @@ def _truncate_metrics(paths: RunPaths, last_step: float) -> None:
             RuntimeWarning,
             stacklevel=3,
         )
+    return found.rows
+
+
+def _display(
+    dashboard: bool, progress: float | None, label: str, score: RunScore
+) -> list[MetricsSink]:
+    """What shows the run as it goes: the rich dashboard and/or plain progress lines."""
+    shown: list[MetricsSink] = []
+    if dashboard:
+        from puffer.train.dashboard import Dashboard
+
+        shown.append(Dashboard(label, score=score))
+    if progress is not None:
+        from puffer.train.progress import ProgressLines
+
+        shown.append(ProgressLines(sys.stdout, progress, label, score))
+    return shown
 
 
 def _sinks(
@@ -241,27 +291,23 @@ def _sinks(
     paths: RunPaths | None,
     name: str,
     config: Config,
-    dashboard: bool,
-    wandb: bool,
+    display: list[MetricsSink],
 ) -> list[MetricsSink]:
-    """The JSONL file (when there is a run directory), `extra`, the dashboard, TensorBoard (if
-    `train.tensorboard`) and wandb."""
+    """The JSONL file (when there is a run directory), `extra`, the display, TensorBoard (if
+    `train.tensorboard`) and wandb (if `train.wandb`)."""
     sinks = list(extra or [])
     if paths is None:
         return sinks
     sinks.insert(0, JSONLSink(paths.metrics))
-    if dashboard:
-        from puffer.train.dashboard import Dashboard
-
-        sinks.append(Dashboard(name))
+    sinks += display
     if config.train.tensorboard:
         from puffer.train.tensorboard_sink import TensorBoardSink
 
         sinks.append(TensorBoardSink(paths.root / "tensorboard", config))
-    if wandb:
+    if config.train.wandb:
         from puffer.train.wandb_sink import WandbSink
 
-        sinks.append(WandbSink(config, name))
+        sinks.append(WandbSink(config, name, paths.root))
     return sinks
 
 

@@ -23,8 +23,12 @@ from puffer.sweep.errors import SweepError
 __all__ = [
     "CONFIG_OPTION",
     "OVERRIDES",
+    "PROGRESS_OPTION",
+    "TENSORBOARD_OPTION",
+    "WANDB_OPTION",
     "console",
     "err_console",
+    "logging_overrides",
     "reported_errors",
     "resolve_config",
 ]
@@ -42,6 +46,34 @@ CONFIG_OPTION = typer.Option(
     "--config",
     help="A TOML file layered over the env's shipped config (same sections and keys).",
 )
+
+PROGRESS_OPTION = typer.Option(
+    5.0,
+    "--progress",
+    min=0,
+    help="Seconds between plain progress lines (steps, steps/s, score, losses, time left) "
+    "where no dashboard is shown: output to a file or a pipe, or --no-dashboard; 0: none.",
+)
+TENSORBOARD_OPTION = typer.Option(
+    False,
+    "--tensorboard",
+    help="Also log to TensorBoard, in <run dir>/tensorboard/ (= --train.tensorboard true).",
+)
+WANDB_OPTION = typer.Option(
+    False,
+    "--wandb",
+    help="Also log to Weights & Biases, files in <run dir>/wandb/ (= --train.wandb true); "
+    "--train.wandb-project, -entity, -group and -tags place the run.",
+)
+
+
+def logging_overrides(tensorboard: bool, wandb: bool) -> list[str]:
+    """The config overrides `--tensorboard` and `--wandb` stand for."""
+    return [
+        *(["--train.tensorboard", "true"] if tensorboard else []),
+        *(["--train.wandb", "true"] if wandb else []),
+    ]
+
 
 OVERRIDES_EPILOG = (
     "Any config key can follow the options as [bold]--section.key value[/bold], e.g. "

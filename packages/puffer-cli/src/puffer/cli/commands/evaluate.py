@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -16,11 +17,21 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.rollout import find_checkpoint, load_policy, one_instance, play
+from puffer.cli.rollout import (
+    EpisodeStats,
+    find_checkpoint,
+    load_policy,
+    load_run_config,
+    one_instance,
+    play,
+)
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
+from puffer.train import Config as RunConfig
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 from puffer.train.paths import RunPaths
+from puffer.train.progress import Ticker, duration
+from puffer.train.score import scored_stat
 
 __all__ = ["evaluate", "register"]
 
@@ -58,12 +69,20 @@ def evaluate(
         "wins/draws/losses. The policy plays greedily and moves first in every other game.",
     ),
     games: int = typer.Option(100, "--games", min=1, help="Games to play with --opponent."),
+    progress: float = typer.Option(
+        5.0,
+        "--progress",
+        min=0,
+        help="Seconds between progress lines (steps, episodes, mean score so far); 0: none.",
+    ),
 ) -> None:
     """Evaluate a trained policy on one instance of ENV.
 
     With a display it opens a pygame window; without one, or with --video, it writes the
-    frames to a file (default: eval.gif in the checkpoint's run directory) instead. With
-    --opponent it plays a two-player turn-based game against that opponent instead.
+    frames to a file (default: eval.gif in the checkpoint's run directory) instead; a video
+    written elsewhere is also kept as the run's eval.gif (and logged to the run's wandb run
+    when it had one), so the dashboard shows it. With --opponent it plays a two-player
+    turn-based game against that opponent instead.
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
@@ -77,18 +96,35 @@ def evaluate(
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)
         sink: FrameSink | None = None
+        # The run's own copy of the video, which the dashboard shows.
+        run_video = checkpoint.parent / RunPaths.VIDEO
+        trained = load_run_config(checkpoint)
         try:
             policy = load_policy(checkpoint, instance)
             console.print(f"evaluating {checkpoint}")
             if render:
                 if video is None and not has_display():
-                    # Beside the checkpoint it shows: <run>/eval.gif.
-                    video = checkpoint.parent / RunPaths.VIDEO
+                    video = run_video
                     console.print(f"no display: writing the frames to {video} instead")
-                sink = VideoWriter(video, fps) if video is not None else Window(env, fps)
+                sink = (
+                    VideoWriter(video, fps, copies=(run_video,))
+                    if video is not None
+                    else Window(env, fps)
+                )
 
             def on_frame() -> bool:
                 return sink.add(check_frame(instance.render(), env))  # type: ignore[union-attr]
+
+            ticker = Ticker(progress) if progress else None
+
+            def on_step(so_far: EpisodeStats, steps: int) -> None:
+                if ticker is not None and ticker.due() and steps > 1:
+                    console.print(
+                        f"[{duration(ticker.elapsed)}] step {steps:,} of at most "
+                        f"{max_steps:,}, {len(so_far.returns)}/{episodes} episodes"
+                        + (f"; {_scored(so_far, trained)}" if so_far.returns else ""),
+                        markup=False,
+                    )
 
             stats = play(
                 instance,
@@ -97,14 +133,14 @@ def evaluate(
                 episodes=episodes,
                 max_steps=max_steps,
                 seed=resolved.run.train.seed,
+                on_step=on_step,
             )
         finally:
             if sink is not None:
                 sink.close()
             instance.close()
     if stats.returns:
-        means = stats.means()
-        console.print(f"{len(stats.returns)} episodes: " + ", ".join(_fmt(means)))
+        console.print(f"{len(stats.returns)} episodes: {_scored(stats, trained)}", markup=False)
         if len(stats.returns) < episodes:
             console.print(
                 f"stopped at --max-steps {max_steps} before {episodes} episodes ended; "
@@ -112,8 +148,11 @@ def evaluate(
             )
     else:
         console.print(f"no episode finished (stopped or --max-steps {max_steps} reached)")
-    if isinstance(sink, VideoWriter):
-        console.print(f"video: {sink.path} ({len(sink.frames)} frames)")
+    if isinstance(sink, VideoWriter) and sink.frames:
+        kept = f"; the run's copy: {run_video}" if sink.copies else ""
+        console.print(f"video: {sink.path} ({len(sink.frames)} frames){kept}")
+        if trained.train.wandb:
+            _log_to_wandb(trained, env, checkpoint.parent, sink)
 
 
 def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) -> None:
@@ -141,8 +180,25 @@ def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) 
     )
 
 
-def _fmt(means: dict[str, float]) -> list[str]:
-    return [f"{name} {value:.4g}" for name, value in means.items()]
+def _scored(stats: EpisodeStats, trained: RunConfig) -> str:
+    """`score 12.5 (episode_return); episode_length 200`: the mean of the statistic the run
+    is scored by (its `train.score_stat`), then every other statistic once."""
+    means = stats.means()
+    stat = scored_stat(trained.train.score_stat, means)
+    others = ", ".join(f"{k} {v:.4g}" for k, v in means.items() if k != stat)
+    return f"score {means.get(stat, math.nan):.4g} ({stat})" + (f"; {others}" if others else "")
+
+
+def _log_to_wandb(trained: RunConfig, env: str, run_dir: Path, sink: VideoWriter) -> None:
+    """Attach the video to the run's wandb run (it logged to wandb while training)."""
+    from puffer.train.wandb_sink import WandbSink
+
+    wandb_run = WandbSink(trained, env, run_dir)
+    try:
+        wandb_run.log_video(sink.path, sink.fps)
+    finally:
+        wandb_run.close()
+    console.print(f"video logged to the run's wandb run ({trained.train.wandb_project})")
 
 
 def register(app: typer.Typer) -> None:

@@ -3,6 +3,8 @@
     [sweep] of the config -> parse_sweep_config -> run_sweep(objective, runner, store)
     objective(params) = train(ENV, config.with_params(params)) -> RunResult(score, curve)
 
+A run's score is puffer-train's (`puffer.train.score`), the one its own dashboard shows.
+
 Every finished run is appended to `<data_dir>/<env>/sweep-<name>/sweep.jsonl` (score, cost,
 params, learning curve); running the same `--name` again resumes from that file.
 """
@@ -24,7 +26,11 @@ from puffer.cli.commands._common import (
     CONFIG_OPTION,
     OVERRIDES,
     OVERRIDES_EPILOG,
+    PROGRESS_OPTION,
+    TENSORBOARD_OPTION,
+    WANDB_OPTION,
     console,
+    logging_overrides,
     reported_errors,
     resolve_config,
 )
@@ -40,6 +46,7 @@ from puffer.sweep import (
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import usable_cores
+from puffer.train.score import SCORE
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -47,15 +54,15 @@ STORE_NAME = "sweep.jsonl"
 
 
 class CurveSink:
-    """A puffer-train metrics sink that keeps (steps, metric, seconds) per epoch: the curve."""
+    """A puffer-train metrics sink that keeps (steps, score, seconds) per epoch: the curve of
+    the run's score (`puffer.train.score`), the one the sweep ranks runs by."""
 
-    def __init__(self, metric: str):
-        self.key = f"environment/{metric}"
+    def __init__(self) -> None:
         self.start = time.perf_counter()
         self.points: list[tuple[float, float, float]] = []
 
     def log(self, metrics: dict[str, float], step: int) -> None:
-        value = metrics.get(self.key)
+        value = metrics.get(SCORE)
         if value is not None and math.isfinite(value):
             self.points.append((float(step), value, time.perf_counter() - self.start))
 
@@ -64,35 +71,36 @@ class CurveSink:
 
 
 def train_objective(
-    base: Config, runs_dir: str, wandb: bool, params: dict[str, float | int]
+    base: Config, runs_dir: str, progress: float | None, params: dict[str, float | int]
 ) -> RunResult:
     """Train one suggestion and score it (module-level, so process runners can pickle it).
 
     Args:
         base: The resolved config every run starts from.
         runs_dir: `train.data_dir` of the runs.
-        wandb: Also log each run to wandb.
+        progress: Seconds between each run's progress lines (None: none).
         params: The suggestion, dotted `section.key` names.
 
     Returns:
-        The mean of `[sweep].metric` over the run's last 100 episodes, its learning curve, and
-        the run directory in `info`.
+        The run's score (`puffer.train.score`: the mean of `train.score_stat` over its last
+        epochs holding 100 episodes), its learning curve, and the run directory in `info`.
 
     Raises:
-        ValueError: The env never reported the metric (the sweep records a failed run).
+        ValueError: The env never reported the statistic (the sweep records a failed run).
     """
-    metric = base.sweep.metric
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
-    curve = CurveSink(metric)
-    result = run_training(base.env_name, config.run, sinks=[curve], wandb=wandb)
-    if metric not in result.recent:
+    curve = CurveSink()
+    result = run_training(
+        base.env_name, config.run, sinks=[curve], progress=progress, progress_label=run_id
+    )
+    if not math.isfinite(result.score):
         raise ValueError(
-            f"[sweep] metric {metric!r} was never reported by {base.env_name}; it reports "
-            f"{sorted(result.recent)}; set --sweep.metric to one of them"
+            f"no episode of {base.env_name} reported {result.score_stat!r}, the statistic "
+            f"scored; it reports {sorted(result.recent)}; set --train.score-stat to one of them"
         )
     return RunResult(
-        score=result.recent[metric],
+        score=result.score,
         curve=curve.points,
         info={"run_dir": str(result.run_dir), "global_step": result.global_step},
     )
@@ -115,9 +123,9 @@ def _on_event(event: SweepEvent) -> None:
         )
 
 
-def _print_summary(summary: SweepSummary, metric: str, store: Path) -> None:
-    table = Table(title=f"best runs by {metric}")
-    for column in ("run", metric, "cost (s)", "params"):
+def _print_summary(summary: SweepSummary, store: Path) -> None:
+    table = Table(title="best runs by score")
+    for column in ("run", "score", "cost (s)", "params"):
         table.add_column(column)
     for record in summary.best:
         params = ", ".join(
@@ -140,11 +148,18 @@ def sweep(
         "", "--name", help="Sweep name; an existing name resumes that sweep. Default: a timestamp."
     ),
     slots: int = typer.Option(1, "--slots", min=1, help="Runs trained at once (processes)."),
-    wandb: bool = typer.Option(False, "--wandb", help="Also log every run to wandb."),
+    progress: float = PROGRESS_OPTION,
+    tensorboard: bool = TENSORBOARD_OPTION,
+    wandb: bool = WANDB_OPTION,
 ) -> None:
-    """Search the hyperparameters in ENV's sweep section: train each suggestion, log it, rank them."""
+    """Search the hyperparameters in ENV's sweep section: train each suggestion, log it, rank them.
+
+    Each run prints a progress line every --progress seconds, starting with its run id, and
+    one line when it ends; the best runs are listed at the end.
+    """
     with reported_errors():
-        resolved = resolve_config(env, config, ctx.args, host=True)
+        args = [*ctx.args, *logging_overrides(tensorboard, wandb)]
+        resolved = resolve_config(env, config, args, host=True)
         sweep_config = resolved.sweep
         name = name or time.strftime("%Y%m%d-%H%M%S")
         sweep_dir = RunPaths.sweep_dir(resolved.run.train.data_dir, env, name)
@@ -153,9 +168,12 @@ def sweep(
         store = sweep_dir / STORE_NAME
         console.print(
             f"sweeping {env}: {sweep_config.method} over {', '.join(sweep_config.space.names)}; "
-            f"{sweep_config.max_runs} runs, {sweep_config.goal} {sweep_config.metric}"
+            f"{sweep_config.max_runs} runs, {sweep_config.goal} the score "
+            f"(train.score_stat {resolved.run.train.score_stat})"
         )
-        objective = functools.partial(train_objective, resolved, str(sweep_dir / "runs"), wandb)
+        objective = functools.partial(
+            train_objective, resolved, str(sweep_dir / "runs"), progress or None
+        )
         runner = SerialRunner() if slots == 1 else LocalRunner(slots, [slot_env(slots)] * slots)
         try:
             summary = run_sweep(
@@ -163,7 +181,7 @@ def sweep(
             )
         finally:
             runner.close()
-    _print_summary(summary, sweep_config.metric, store)
+    _print_summary(summary, store)
 
 
 def slot_env(slots: int) -> dict[str, str]:

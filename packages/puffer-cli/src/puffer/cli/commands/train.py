@@ -13,7 +13,11 @@ from puffer.cli.commands._common import (
     CONFIG_OPTION,
     OVERRIDES,
     OVERRIDES_EPILOG,
+    PROGRESS_OPTION,
+    TENSORBOARD_OPTION,
+    WANDB_OPTION,
     console,
+    logging_overrides,
     reported_errors,
     resolve_config,
 )
@@ -22,13 +26,10 @@ from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device, torch_threads
-from puffer.train.run import TrainingInterrupted
+from puffer.train.run import TrainingInterrupted, TrainResult
 from puffer.train.storage import atomic_write
 
-__all__ = ["register", "resume_command", "train"]
-
-# Ocean logs carry the number of episodes they average over; it is no statistic to show.
-EPISODE_COUNT = "n"
+__all__ = ["register", "resume_command", "score_words", "train"]
 
 
 def train(
@@ -36,19 +37,26 @@ def train(
     env: str = typer.Argument(..., help="Env name, e.g. breakout or gym-CartPole-v1."),
     config: Path | None = CONFIG_OPTION,
     dashboard: bool = typer.Option(
-        True, "--dashboard/--no-dashboard", help="Show the live terminal dashboard."
+        True,
+        "--dashboard/--no-dashboard",
+        help="Show the live terminal dashboard (on a terminal; elsewhere progress lines).",
     ),
-    wandb: bool = typer.Option(False, "--wandb", help="Also log to wandb (the wandb extra)."),
+    progress: float = PROGRESS_OPTION,
+    tensorboard: bool = TENSORBOARD_OPTION,
+    wandb: bool = WANDB_OPTION,
 ) -> None:
     """Train a policy on ENV; the run directory holds the config, metrics and checkpoint.
 
-    Ctrl-C (or SIGTERM) stops at the end of the current epoch, checkpoints it and prints the
-    command that resumes the run; a second Ctrl-C quits at once.
+    On a terminal a live dashboard shows the run; with output to a file or a pipe (nohup,
+    Slurm, CI), or with --no-dashboard, a plain line every --progress seconds does. Ctrl-C (or
+    SIGTERM) stops at the end of the current epoch, checkpoints it and prints the command that
+    resumes the run; a second Ctrl-C quits at once.
     """
     # Under torchrun every rank runs this command; only rank 0 talks and writes files.
     main_rank = int(os.environ.get("RANK", "0")) == 0
     with reported_errors():
-        resolved = resolve_config(env, config, ctx.args, host=True)
+        args = [*ctx.args, *logging_overrides(tensorboard, wandb)]
+        resolved = resolve_config(env, config, args, host=True)
         run = resolved.run
         device = resolve_device(run.train.device)
         if main_rank:
@@ -57,11 +65,11 @@ def train(
             console.print(
                 f"training [bold]{env}[/bold] on {where} for {run.train.total_timesteps:,} steps"
             )
+        live = dashboard and console.is_terminal
+        lines = None if live or progress == 0 else progress
         try:
-            result = run_training(env, run, dashboard=dashboard, wandb=wandb)
+            result = run_training(env, run, dashboard=live, progress=lines)
         except TrainingInterrupted as stopped:
-            if dashboard and not console.is_terminal:
-                console.line()
             if stopped.paths is not None and main_rank:
                 _write_toml(stopped.paths, resolved)
                 console.print(
@@ -70,7 +78,7 @@ def train(
                     markup=False,
                 )
                 console.print(
-                    f"resume it: {resume_command(env, config, ctx.args, stopped.paths)}",
+                    f"resume it: {resume_command(env, config, args, stopped.paths)}",
                     markup=False,
                 )
             raise typer.Exit(128 + stopped.signum) from None
@@ -84,14 +92,9 @@ def train(
     paths = RunPaths(run.train.data_dir, env, run.train.run_id)
     with reported_errors():
         _write_toml(paths, resolved)
-    stats = ", ".join(
-        f"{k} {v:.3g}" for k, v in sorted(result.recent.items()) if k != EPISODE_COUNT
-    )
-    if dashboard and not console.is_terminal:
-        console.line()  # a dashboard drawn into a pipe or file ends mid-line
     console.print(
-        f"done: {result.global_step:,} steps in {result.epochs} epochs"
-        + (f"; last 100 episodes: {stats}" if stats else "")
+        f"done: {result.global_step:,} steps in {result.epochs} epochs; {score_words(result)}",
+        markup=False,
     )
     console.print(f"model: {paths.checkpoint}")
     console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}")
@@ -101,6 +104,20 @@ def _write_toml(paths: RunPaths, resolved: Config) -> None:
     """The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml."""
     text = resolved.to_toml().encode()
     atomic_write(paths.config_toml, lambda file: file.write(text))
+
+
+def score_words(result: TrainResult) -> str:
+    """`score 199 (episode_return over the last 104 episodes; episode_length 110, ...)`: the
+    run's score (`puffer.train.score`) and the other statistics of the same episodes."""
+    if not result.score_episodes:
+        return "score - (no episode finished)"
+    others = ", ".join(
+        f"{k} {v:.3g}" for k, v in sorted(result.recent.items()) if k != result.score_stat
+    )
+    return (
+        f"score {result.score:.4g} ({result.score_stat} over the last "
+        f"{result.score_episodes:,} episodes{'; ' + others if others else ''})"
+    )
 
 
 # The keys `resume_command` sets itself.

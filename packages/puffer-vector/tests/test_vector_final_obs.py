@@ -3,6 +3,8 @@ Gymnasium envs, through every backend and the Gymnasium VectorEnv adapter."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import gymnasium
 import numpy as np
 import pytest
@@ -75,33 +77,41 @@ def test_vectorizer_final_observations_match_raw_envs(backend, batch_size, zero_
         check_final_observations(vec, raw_env, STEPS)
 
 
-def test_gym_adapter_infos_match_gymnasium_same_step_autoreset() -> None:
-    ours = VectorEnv(make("gym-CartPole-v1", 4, num_workers=2, env_kwargs=KWARGS))
-    theirs = SyncVectorEnv([raw_env] * 4, autoreset_mode=AutoresetMode.SAME_STEP)
-    np.testing.assert_array_equal(ours.reset(seed=7)[0], theirs.reset(seed=7)[0])
-    rng = np.random.default_rng(1)
-    ended = 0
+def _lockstep(ours: VectorEnv, mode: AutoresetMode, seed: int) -> Iterator[tuple]:
+    """Step `ours` and Gymnasium's SyncVectorEnv in `mode` with the same random actions for
+    STEPS steps, checking that both return the same arrays; yield (our infos, theirs, ours)."""
+    theirs = SyncVectorEnv([raw_env] * 4, autoreset_mode=mode)
+    assert ours.metadata["autoreset_mode"] == mode
+    np.testing.assert_array_equal(ours.reset(seed=seed)[0], theirs.reset(seed=seed)[0])
+    rng = np.random.default_rng(seed)
     for _ in range(STEPS):
         actions = rng.integers(0, 2, 4)
-        obs, rewards, terminations, truncations, infos = ours.step(actions.astype(np.int32))
+        got = ours.step(actions.astype(np.int32))
         want = theirs.step(actions)
-        for got, expected in zip((obs, rewards, terminations, truncations), want, strict=False):
-            np.testing.assert_array_equal(got, expected)
-        if "final_obs" not in want[4]:
+        for array, expected in zip(got[:4], want[:4], strict=True):
+            np.testing.assert_array_equal(array, expected)
+        yield got[4], want[4], got
+    ours.close()
+    theirs.close()
+
+
+def test_gym_adapter_infos_match_gymnasium_same_step_autoreset() -> None:
+    ours = VectorEnv(make("gym-CartPole-v1", 4, num_workers=2, env_kwargs=KWARGS))
+    ended = 0
+    for infos, want, _ in _lockstep(ours, AutoresetMode.SAME_STEP, seed=7):
+        if "final_obs" not in want:
             assert "final_obs" not in infos
             continue
-        ended += int(want[4]["_final_obs"].sum())
-        np.testing.assert_array_equal(infos["_final_obs"], want[4]["_final_obs"])
-        np.testing.assert_array_equal(infos["_final_info"], want[4]["_final_info"])
+        ended += int(want["_final_obs"].sum())
+        np.testing.assert_array_equal(infos["_final_obs"], want["_final_obs"])
+        np.testing.assert_array_equal(infos["_final_info"], want["_final_info"])
         lengths = infos["final_info"]["episode_length"][infos["_final_info"]]
         assert (lengths >= 1).all() and (lengths <= KWARGS["max_episode_steps"]).all()
-        for got, expected in zip(infos["final_obs"], want[4]["final_obs"], strict=True):
+        for got, expected in zip(infos["final_obs"], want["final_obs"], strict=True):
             assert (got is None) == (expected is None)
             if got is not None:
                 np.testing.assert_array_equal(got, expected)
     assert ended > 8
-    ours.close()
-    theirs.close()
 
 
 @pytest.mark.parametrize("backend", ["serial", "multiprocessing"])
@@ -114,18 +124,11 @@ def test_gym_adapter_next_step_matches_gymnasium_next_step(backend) -> None:
         num_workers=2,
         env_kwargs=KWARGS,
     )
-    theirs = SyncVectorEnv([raw_env] * 4, autoreset_mode=AutoresetMode.NEXT_STEP)
-    assert ours.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
-    np.testing.assert_array_equal(ours.reset(seed=3)[0], theirs.reset(seed=3)[0])
-    rng = np.random.default_rng(2)
     returns = np.zeros(4)
     ended = 0
-    for _ in range(STEPS):
-        actions = rng.integers(0, 2, 4)
-        obs, rewards, terminations, truncations, infos = ours.step(actions.astype(np.int32))
-        want = theirs.step(actions)
-        for got, expected in zip((obs, rewards, terminations, truncations), want, strict=False):
-            np.testing.assert_array_equal(got, expected)
+    for infos, _, (_, rewards, terminations, truncations, _) in _lockstep(
+        ours, AutoresetMode.NEXT_STEP, seed=3
+    ):
         returns += rewards
         done = terminations | truncations
         assert "final_obs" not in infos and "final_info" not in infos
@@ -137,8 +140,6 @@ def test_gym_adapter_next_step_matches_gymnasium_next_step(backend) -> None:
         else:
             assert infos == {}
     assert ended > 8
-    ours.close()
-    theirs.close()
 
 
 def test_gym_adapter_next_step_refuses_native_envs() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -125,6 +127,52 @@ def test_progress_lines_say_steps_speed_score_losses_and_time_left() -> None:
     assert "score 21.5 (episode_return, 40 episodes)" in first
     assert "policy_loss -0.01 value_loss nan" in first and first.endswith("| left 1m 15s")
     assert "step 5,120/5,120 (100%)" in written[1]
+
+
+def _wait_for(lines: io.StringIO, count: int, seconds: float = 30.0) -> list[str]:
+    """The lines written once there are `count` of them (or when `seconds` ran out)."""
+    deadline = time.monotonic() + seconds
+    while len(lines.getvalue().splitlines()) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return lines.getvalue().splitlines()
+
+
+def test_progress_lines_say_an_epoch_is_in_progress_when_it_runs_long() -> None:
+    out = io.StringIO()
+    lines = ProgressLines(out, interval=0.01, label="cartpole", heartbeat=0.05)
+    # Before the first epoch ends: the run is alive.
+    assert _wait_for(out, 1)[0] == "[0s] cartpole first epoch in progress"
+    lines.log({**METRICS, "performance/epoch": 1.0}, step=1024)
+    written = _wait_for(out, len(out.getvalue().splitlines()) + 2)
+    assert written[-1] == "[0s] cartpole step 1,024/10,240 (10%) | epoch 2/10 in progress"
+    # The last epoch's line is the last line: nothing is in progress after it.
+    lines.log({**METRICS, "performance/epoch": 10.0}, step=10240)
+    count = len(out.getvalue().splitlines())
+    time.sleep(0.3)
+    assert len(out.getvalue().splitlines()) == count
+    assert "step 10,240/10,240 (100%)" in out.getvalue().splitlines()[-1]
+    lines.close()
+    assert not lines._beats.is_alive()
+
+
+def test_progress_heartbeat_ends_with_close_or_with_its_sink() -> None:
+    out = io.StringIO()
+    closed = ProgressLines(out, interval=3600, heartbeat=0.05)
+    closed.close()
+    assert not closed._beats.is_alive()
+    dropped = ProgressLines(out, interval=0.01, heartbeat=0.05)
+    thread = dropped._beats
+    del dropped
+    gc.collect()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    # A file that goes away stops the lines quietly (no exception in the thread).
+    gone = io.StringIO()
+    broken = ProgressLines(gone, interval=0.01, heartbeat=0.05)
+    gone.close()
+    time.sleep(0.3)
+    assert broken._stop.is_set()
+    broken.close()
 
 
 def test_wandb_sink_offline_places_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,18 +2,25 @@
 
 `ProgressLines` is a metrics sink that writes one line at most every `interval` seconds (and
 always for the first and the last epoch), which tools like `tail -f`, Slurm and CI logs show as
-it comes. `Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
+it comes; while an epoch takes longer than `heartbeat` seconds (the first one, a loaded machine,
+a large batch), a shorter line says which epoch is in progress, so the log never goes quiet for
+longer. `Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+import weakref
 from typing import TextIO
 
 from puffer.train.score import SCORE, SCORE_EPISODES, RunScore
 
-__all__ = ["LOSSES_SHOWN", "ProgressLines", "Ticker", "duration"]
+__all__ = ["HEARTBEAT", "LOSSES_SHOWN", "ProgressLines", "Ticker", "duration"]
+
+# Seconds without a line after which ProgressLines says the run is still in an epoch.
+HEARTBEAT = 5.0
 
 # The losses a line shows, in this order (all of them are in the metrics file).
 LOSSES_SHOWN = ("policy_loss", "value_loss", "entropy", "approx_kl")
@@ -72,37 +79,97 @@ class ProgressLines:
         episodes) | policy_loss -0.012 value_loss 0.41 entropy 1.02 approx_kl 0.003 |
         left 7m 27s
 
+    Between epochs that take longer, a line every `max(interval, heartbeat)` seconds says the
+    run is alive: `[1m 58s] cartpole step 512/99,840 (1%) | epoch 3/390 in progress` (before
+    the first epoch ends: `[12s] cartpole first epoch in progress`). A background thread writes
+    those; it ends with the last epoch's line, `close()`, or the sink itself.
+
     Args:
         file: where to write (flushed after each line).
         interval: seconds between lines (the first and the last epoch always get one).
         label: written before each line (e.g. the env, or a sweep's run).
         score: the run's score, which names the statistic scored.
+        heartbeat: the longest quiet between two lines, unless `interval` is longer.
     """
 
     def __init__(
-        self, file: TextIO, interval: float = 5.0, label: str = "", score: RunScore | None = None
+        self,
+        file: TextIO,
+        interval: float = 5.0,
+        label: str = "",
+        score: RunScore | None = None,
+        heartbeat: float = HEARTBEAT,
     ):
         self.file = file
         self.label = label
         self.score = score
         self.ticker = Ticker(interval)
         self.closed = False
+        self._quiet = max(interval, heartbeat)
+        self._lock = threading.Lock()
+        self._written = time.monotonic()
+        self._latest: tuple[dict[str, float], int] | None = None
+        self._stop = threading.Event()
+        # The thread holds the sink weakly: a sink dropped without close() stops it too.
+        self._beats = threading.Thread(
+            target=_beat,
+            args=(weakref.ref(self), self._stop, min(1.0, self._quiet / 4)),
+            name="puffer-progress",
+            daemon=True,
+        )
+        self._beats.start()
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         last = metrics.get("performance/epoch", 0) >= metrics.get("performance/epochs", math.inf)
-        if self.ticker.due() or last:
-            self.file.write(self.line(metrics, step) + "\n")
-            self.file.flush()
+        with self._lock:
+            self._latest = (metrics, step)
+            if last:
+                self._stop.set()  # nothing is in progress after the last epoch
+            if self.ticker.due() or last:
+                self._write(self.line(metrics, step))
+
+    def beat(self) -> None:
+        """Write the in-progress line if no line was written for the quiet time."""
+        with self._lock:
+            if self._stop.is_set() or time.monotonic() - self._written < self._quiet:
+                return
+            try:
+                self._write(self.waiting_line())
+            except (OSError, ValueError):  # the file is gone (closed, a broken pipe)
+                self._stop.set()
+
+    def waiting_line(self) -> str:
+        """The line for an epoch still in progress."""
+        if self._latest is None:
+            return f"{self._prefix()} first epoch in progress"
+        metrics, step = self._latest
+        epoch, epochs = metrics.get("performance/epoch", 0), metrics.get("performance/epochs", 0)
+        return f"{self._prefix()} {self._done(step, epoch, epochs)} | epoch {epoch + 1:,.0f}" + (
+            f"/{epochs:,.0f} in progress" if epochs > 0 else " in progress"
+        )
+
+    def _write(self, text: str) -> None:
+        self.file.write(text + "\n")
+        self.file.flush()
+        self._written = time.monotonic()
+
+    def _prefix(self) -> str:
+        return f"[{duration(self.ticker.elapsed)}]{' ' + self.label if self.label else ''}"
+
+    @staticmethod
+    def _done(step: int, epoch: float, epochs: float) -> str:
+        done = f"step {step:,}"
+        if epoch > 0 and epochs > 0:
+            # Every epoch is one batch, so the total is the batch times the epochs.
+            done += f"/{round(step * epochs / epoch):,} ({100 * epoch / epochs:.0f}%)"
+        return done
 
     def line(self, metrics: dict[str, float], step: int) -> str:
         """The line for one epoch's metrics."""
         sps = metrics.get("performance/sps", 0.0)
         left = metrics.get("performance/time_left", math.nan)
         epoch, epochs = metrics.get("performance/epoch", 0), metrics.get("performance/epochs", 0)
-        done = f"step {step:,}"
-        if epoch > 0 and epochs > 0:
-            # Every epoch is one batch, so the total is the batch times the epochs.
-            done += f"/{round(step * epochs / epoch):,} ({100 * epoch / epochs:.0f}%)"
+        done = self._done(step, epoch, epochs)
         score = metrics.get(SCORE, math.nan)
         stat = f"{self.score.stat}, " if self.score is not None else ""
         scored = (
@@ -116,7 +183,7 @@ class ProgressLines:
             if f"losses/{name}" in metrics
         )
         parts = [
-            f"[{duration(self.ticker.elapsed)}]{' ' + self.label if self.label else ''} {done}",
+            f"{self._prefix()} {done}",
             f"{sps:,.0f} steps/s",
             scored,
             *([losses] if losses else []),
@@ -125,4 +192,16 @@ class ProgressLines:
         return " | ".join(parts)
 
     def close(self) -> None:
+        self._stop.set()
+        self._beats.join()
         self.closed = True
+
+
+def _beat(sink: weakref.ref[ProgressLines], stop: threading.Event, poll: float) -> None:
+    """The heartbeat thread: every `poll` seconds, the in-progress line if one is due."""
+    while not stop.wait(poll):
+        lines = sink()
+        if lines is None:
+            return
+        lines.beat()
+        del lines  # no strong reference while waiting

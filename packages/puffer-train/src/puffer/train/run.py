@@ -223,6 +223,7 @@ def train(
                 score.update({k: v for k, v in row.items() if isinstance(v, float | int)})
         vecenv = make_vecenv(env, config) if isinstance(env, str) else env
         trainer = None
+        display: list[MetricsSink] = []
         try:
             policy = policy if policy is not None else make_policy(config.policy, vecenv)
             run_dir = paths.root if paths is not None else None
@@ -252,6 +253,9 @@ def train(
         finally:
             if trainer is not None:
                 trainer.close()
+            else:
+                for sink in display:  # the trainer closes them, once there is one
+                    sink.close()
             if owns_env:
                 vecenv.close()
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from puffer.cli.config import load_config
 from puffer.core import PufferError
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
+from puffer.train.config import load_config
 from puffer.train.paths import RunPaths
 
 __all__ = ["MAX_POINTS", "SCORE_KEYS", "collect", "read_run", "read_sweep"]
@@ -177,7 +177,7 @@ class _Defaults:
         run = _flatten(json.loads(config_json.read_text(encoding="utf-8")))
         if env not in self._flat:
             try:
-                self._flat[env] = _flatten(load_config(env).run.to_dict())
+                self._flat[env] = _flatten(load_config(env).to_dict())
             except (PufferError, SweepError):
                 self._flat[env] = None
         base = self._flat[env]

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from puffer.vector.base import EnvSpec, Vectorizer
 from puffer.vector.factory import BACKENDS, make
-from puffer.vector.multiprocessing import Multiprocessing
+from puffer.vector.multiprocessing import Multiprocessing, default_num_workers
 from puffer.vector.serial import Serial
 
 __version__ = "0.1.0"
 
-__all__ = ["BACKENDS", "EnvSpec", "Multiprocessing", "Ray", "Serial", "Vectorizer", "make"]
+__all__ = [
+    "BACKENDS",
+    "EnvSpec",
+    "Multiprocessing",
+    "Ray",
+    "Serial",
+    "Vectorizer",
+    "default_num_workers",
+    "make",
+]
 
 
 def __getattr__(name: str):

@@ -67,12 +67,12 @@ def evaluate(
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
-        checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
+        checkpoint = find_checkpoint(load_model_path, resolved.train.data_dir, env)
         creator = env_creator(env)
         if opponent is not None:
-            _match(creator, env, resolved.run, checkpoint, opponent, games)
+            _match(creator, env, resolved, checkpoint, opponent, games)
             return
-        instance = one_instance(creator, resolved.run.env)
+        instance = one_instance(creator, resolved.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)
@@ -96,7 +96,7 @@ def evaluate(
                 on_frame if sink is not None else None,
                 episodes=episodes,
                 max_steps=max_steps,
-                seed=resolved.run.train.seed,
+                seed=resolved.train.seed,
             )
         finally:
             if sink is not None:

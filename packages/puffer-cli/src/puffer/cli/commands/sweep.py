@@ -28,7 +28,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import Config
+from puffer.core import usable_cores
 from puffer.sweep import (
     LocalRunner,
     RunResult,
@@ -38,8 +38,8 @@ from puffer.sweep import (
     run_sweep,
 )
 from puffer.train import train as run_training
+from puffer.train.config import Config
 from puffer.train.paths import RunPaths
-from puffer.train.pufferl import usable_cores
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -85,7 +85,7 @@ def train_objective(
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
     curve = CurveSink(metric)
-    result = run_training(base.env_name, config.run, sinks=[curve], wandb=wandb)
+    result = run_training(base.env_name, config, sinks=[curve], wandb=wandb)
     if metric not in result.recent:
         raise ValueError(
             f"[sweep] metric {metric!r} was never reported by {base.env_name}; it reports "
@@ -147,7 +147,7 @@ def sweep(
         resolved = resolve_config(env, config, ctx.args, host=True)
         sweep_config = resolved.sweep
         name = name or time.strftime("%Y%m%d-%H%M%S")
-        sweep_dir = RunPaths.sweep_dir(resolved.run.train.data_dir, env, name)
+        sweep_dir = RunPaths.sweep_dir(resolved.train.data_dir, env, name)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "config.toml").write_text(resolved.to_toml())
         store = sweep_dir / STORE_NAME

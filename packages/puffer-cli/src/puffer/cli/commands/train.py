@@ -17,8 +17,8 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
+from puffer.train.config import parse_overrides
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device, torch_threads
 from puffer.train.run import TrainingInterrupted
@@ -47,16 +47,15 @@ def train(
     main_rank = int(os.environ.get("RANK", "0")) == 0
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args, host=True)
-        run = resolved.run
-        device = resolve_device(run.train.device)
+        device = resolve_device(resolved.train.device)
         if main_rank:
-            threads = torch_threads(run)
+            threads = torch_threads(resolved)
             where = f"{device} ({threads} torch thread{'s' * (threads > 1)})"
             console.print(
-                f"training [bold]{env}[/bold] on {where} for {run.train.total_timesteps:,} steps"
+                f"training [bold]{env}[/bold] on {where} for {resolved.train.total_timesteps:,} steps"
             )
         try:
-            result = run_training(env, run, dashboard=dashboard, wandb=wandb)
+            result = run_training(env, resolved, dashboard=dashboard, wandb=wandb)
         except TrainingInterrupted as stopped:
             if dashboard and not console.is_terminal:
                 console.line()
@@ -74,12 +73,12 @@ def train(
             raise typer.Exit(128 + stopped.signum) from None
         except KeyboardInterrupt:
             # Before the first epoch, or a second Ctrl-C: the last checkpoint written stays.
-            where = RunPaths.env_dir(run.train.data_dir, env)
+            where = RunPaths.env_dir(resolved.train.data_dir, env)
             console.print(f"\ninterrupted; the checkpoints of {env} runs are under {where}/")
             raise typer.Exit(130) from None
     if result.run_dir is None or not main_rank:
         return
-    paths = RunPaths(run.train.data_dir, env, run.train.run_id)
+    paths = RunPaths(resolved.train.data_dir, env, resolved.train.run_id)
     # The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml.
     paths.config_toml.write_text(resolved.to_toml())
     stats = ", ".join(

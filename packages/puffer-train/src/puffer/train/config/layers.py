@@ -1,0 +1,305 @@
+"""Layered configs: typed defaults, the env's TOML, `--config FILE`, then overrides.
+
+The bottom layer is typed and lives in code, never in TOML: the `[train]`, `[policy]` and
+`[vec]` dataclasses; puffer-sweep's `SweepConfig` for the [sweep] options (`max_cost` and
+`steps_key` default to a real None); the env creator's keyword defaults for [env]. Each layer
+above records only the keys it sets, each parsed as the key's type and checked (type, range,
+finiteness) the moment it arrives, with the key, the file or flag it came from and the expected
+form in the message; the sections are built once at the end, so the dataclasses run their own
+checks too.
+
+Layers: `default.toml` beside this module (only the default search space: `[sweep.train.gamma]`
+tables), the env's TOML, `--config FILE`, then `--section.key value` overrides. The env's TOML
+is found through its registration: its creator's `config_file` (Ocean envs ship theirs in
+puffer-ocean, third-party families in puffer-envs). An env without one gets, in its place, keys
+derived from its spaces (`puffer.train.config.derive`) and then its family's TOML, the creator's
+`family_config_file` (Gymnasium's classic control, Box2D and MuJoCo, shipped in puffer-core
+beside the `gym-<id>` creators); `Config.notes` says why each of those keys has its value, and
+`to_toml` prints that beside it. A layer may only set keys that exist, except that a file may
+add [env] keyword arguments the creator takes through `**kwargs`, and a file may declare a
+searched parameter `[sweep.<section>.<key>]` for any key. TOML has no null, so an optional key
+left out keeps None; `--sweep.max-cost none` unsets one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import tomllib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from puffer.core import env_creator
+from puffer.sweep import SweepConfig, parse_sweep_config
+from puffer.train.config.derive import Derived, derive_defaults
+from puffer.train.config.sections import TYPED_SECTIONS, ConfigError
+from puffer.train.config.values import (
+    Kind,
+    Override,
+    closest,
+    coerce,
+    flag,
+    normalize,
+    parse_overrides,
+)
+from puffer.train.config.whole import FIELD_KINDS, SWEEP_OPTIONS, Config, checked, known_kind
+from puffer.vector import default_num_workers
+
+__all__ = ["DEFAULT_TOML", "SECTIONS", "env_defaults", "load_config"]
+
+SECTIONS = ("env", "vec", "policy", "train", "sweep")
+"""The sections of a config TOML, in the order `puffer config` prints them."""
+DEFAULT_TOML = "default.toml"
+_TOML_SCALARS = (bool, int, float, str)
+
+
+def _read(source: Traversable | Path, origin: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{origin} is not valid TOML: {error}; fix the file") from error
+    except OSError as error:
+        raise ConfigError(f"cannot read config {origin}: {error}; check the path") from error
+    return _normalized(data)
+
+
+def _normalized(table: Mapping[str, Any]) -> dict[str, Any]:
+    return {normalize(k): _normalized(v) if isinstance(v, Mapping) else v for k, v in table.items()}
+
+
+def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:
+    """Keyword defaults of an env creator that a TOML can hold.
+
+    Reads the creator's signature (keyword parameters whose defaults are bool, int, float or
+    str) and, for creators with a `config_class` dataclass (Ocean envs), that class's fields.
+    `buf` and `render_mode` are the CLI's to choose and are left out.
+
+    Returns:
+        `{key: default}`; empty for creators that only take `**kwargs`.
+    """
+    defaults: dict[str, Any] = {}
+    try:
+        parameters = inspect.signature(creator).parameters.values()
+    except (TypeError, ValueError):
+        parameters = []
+    for parameter in parameters:
+        if parameter.name in ("buf", "render_mode"):
+            continue
+        if isinstance(parameter.default, _TOML_SCALARS):
+            defaults[parameter.name] = parameter.default
+    config_class = getattr(creator, "config_class", None)
+    if dataclasses.is_dataclass(config_class):
+        instance = config_class()
+        for field in dataclasses.fields(config_class):
+            value = getattr(instance, field.name)
+            if isinstance(value, _TOML_SCALARS) or isinstance(value, list):
+                defaults[field.name] = value
+    return defaults
+
+
+class _Layers:
+    """The keys each layer sets, typed and checked as they arrive; defaults are never copied."""
+
+    def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
+        self.env_name = env_name
+        self.env = env_defaults(creator)
+        self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+        self.params: dict[str, dict[str, Any]] = {}
+        self.notes: dict[tuple[str, str], str] = {}
+
+    def env_keys(self) -> dict[str, Any]:
+        return {**self.env, **self.values["env"]}
+
+    def kind(self, section: str, key: str) -> Kind | None:
+        if section == "sweep":
+            return SWEEP_OPTIONS.get(key)
+        return known_kind(section, key, self.env_keys())
+
+    def valid_flags(self) -> list[str]:
+        flags = [flag((s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
+        flags += [flag(("env", k)) for k in self.env_keys()]
+        flags += [flag(("sweep", k)) for k in SWEEP_OPTIONS]
+        flags += [
+            flag(("sweep", *name.split("."), k)) for name, spec in self.params.items() for k in spec
+        ]
+        return flags
+
+    def set(self, section: str, key: str, value: Any, where: str, example: Any) -> None:
+        kind = self.kind(section, key)
+        assert kind is not None  # callers look the key up first
+        self.values[section][key] = checked(
+            section, key, coerce(value, kind, where, example), where
+        )
+        self.notes.pop((section, key), None)
+
+    def apply_derived(self, derived: list[Derived]) -> None:
+        for d in derived:
+            self.set(d.section, d.key, d.value, f"{flag((d.section, d.key))} (derived)", None)
+            self.notes[(d.section, d.key)] = f"derived: {d.why}"
+
+    def apply_file(self, data: Mapping[str, Any], origin: str, note: str | None = None) -> None:
+        for section, table in data.items():
+            if section not in SECTIONS:
+                raise ConfigError(
+                    f"unknown section [{section}] in {origin}; sections are "
+                    f"{', '.join(SECTIONS)}{closest(section, SECTIONS)}"
+                )
+            if not isinstance(table, Mapping):
+                raise ConfigError(f"[{section}] in {origin} must be a table, got {table!r}")
+            for key, value in table.items():
+                where = f"{flag((section, key))} (in {origin})"
+                if section == "sweep" and isinstance(value, Mapping):
+                    for name, spec in _param_tables(key, value, where):
+                        self.add_param(name, spec, origin)
+                elif section == "env" and key not in self.env_keys():
+                    # a keyword the creator takes through **kwargs; the env checks it
+                    self.values["env"][key] = _toml_value(value, where)
+                elif self.kind(section, key) is None:
+                    raise ConfigError(
+                        f"unknown key {where}{closest(flag((section, key)), self.valid_flags())}"
+                    )
+                else:
+                    self.set(section, key, value, where, None)
+                    if note is not None:
+                        self.notes[(section, key)] = note
+
+    def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
+        section, _, key = name.partition(".")
+        where = f"{flag(('sweep', section, key))} (in {origin})"
+        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key) is None:
+            valid = [flag(("sweep", s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
+            raise ConfigError(
+                f"unknown key {where}: a searched parameter names a config key as "
+                f"[sweep.<section>.<key>]{closest(flag(('sweep', section, key)), valid)}"
+            )
+        self.params.setdefault(name, {}).update(spec)
+
+    def apply_override(self, override: Override) -> None:
+        path, spelled = override.path, override.spelled
+        section = path[0]
+        if len(path) == 2 and section in SECTIONS and self.kind(section, path[1]) is not None:
+            self.set(section, path[1], override.value, spelled, self._current(section, path[1]))
+            return
+        if section == "sweep" and self._is_param_table(path[1:]):
+            coerce(override.value, Kind("table"), spelled)  # raises: a table is not a value
+        if section == "sweep" and len(path) == 4:
+            spec = self.params.get(f"{path[1]}.{path[2]}", {})
+            if path[3] in spec:
+                old = spec[path[3]]
+                spec[path[3]] = coerce(override.value, Kind.of(old), spelled, old)
+                return
+        hint = closest(flag(path), self.valid_flags())
+        if section not in SECTIONS:
+            hint += f" (sections are {', '.join(SECTIONS)})"
+        raise ConfigError(f"unknown config key {spelled}{hint}")
+
+    def _is_param_table(self, parts: tuple[str, ...]) -> bool:
+        """`("train",)` or `("train", "gamma")` when they hold searched parameter tables."""
+        name = ".".join(parts)
+        return any(p == name or p.startswith(f"{name}.") for p in self.params)
+
+    def _current(self, section: str, key: str) -> Any:
+        if key in self.values[section]:
+            return self.values[section][key]
+        if section == "env":
+            return self.env.get(key)
+        if section == "sweep":
+            return _field_default(SweepConfig, key)
+        return _field_default(TYPED_SECTIONS[section], key)
+
+    def build(self) -> Config:
+        vec = self.values["vec"]
+        if self.notes.get(("vec", "num_workers"), "").startswith("derived"):
+            # A later layer may have changed num_envs: keep the workers dividing it.
+            vec["num_workers"] = default_num_workers(vec.get("num_envs", 1))
+        sections = {name: section(**self.values[name]) for name, section in TYPED_SECTIONS.items()}
+        return Config(
+            **sections,
+            env=self.env_keys(),
+            sweep=parse_sweep_config({**self.values["sweep"], **self.params}),
+            sweep_params=self.params,
+            env_name=self.env_name,
+            notes=dict(self.notes),
+        )
+
+
+def _field_default(section: type, key: str) -> Any:
+    return next(f.default for f in dataclasses.fields(section) if f.name == key)
+
+
+def _param_tables(
+    key: str, value: Mapping[str, Any], where: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """`("train.gamma", spec)` from `[sweep."train.gamma"]` or `[sweep.train.gamma]`."""
+    if "." in key:
+        yield key, value
+        return
+    for name, spec in value.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigError(
+                f"{where}.{name} is {spec!r}; a searched parameter is a table like "
+                f"[sweep.{key}.{name}] with distribution, min and max"
+            )
+        yield f"{key}.{name}", spec
+
+
+def _toml_value(value: Any, where: str) -> Any:
+    if isinstance(value, Mapping):
+        raise ConfigError(
+            f"{where} is a table; env keyword arguments are bool, int, float, str or list values"
+        )
+    return value
+
+
+def load_config(
+    env_name: str,
+    config_file: str | Path | None = None,
+    overrides: Sequence[str] = (),
+) -> Config:
+    """Resolve the config of `env_name`: defaults, env TOML, `config_file`, then `overrides`.
+
+    Checks every value (type, range, finiteness) on the way. An env without a TOML of its own
+    is made once (then closed) to derive keys from its spaces, under its family TOML if any.
+
+    Args:
+        env_name: A registered env name; the TOML its registration names is used when there is
+            one.
+        config_file: Optional user TOML layered on top of the shipped configs.
+        overrides: Command-line tokens such as ["--train.learning-rate", "3e-4"].
+
+    Returns:
+        The typed `Config`.
+
+    Raises:
+        EnvNotFoundError: No env is registered as `env_name`; the message lists close names.
+        ConfigError: Unknown section or key (with the closest valid key), or a value of the
+            wrong type or out of range (naming the expected form).
+        SweepConfigError: A searched parameter's spec or a [sweep] option puffer-sweep refuses.
+
+    Example:
+        >>> config = load_config("squared", overrides=["--train.learning-rate", "3e-4"])
+        >>> config.train.learning_rate, config.sweep.max_cost
+        (0.0003, None)
+    """
+    creator = env_creator(env_name)
+    layers = _Layers(env_name, creator)
+    default = files("puffer.train.config") / DEFAULT_TOML
+    layers.apply_file(_read(default, DEFAULT_TOML), DEFAULT_TOML)
+    own: Traversable | None = getattr(creator, "config_file", None)
+    if own is not None:
+        layers.apply_file(_read(own, own.name), own.name)
+    else:
+        layers.apply_derived(derive_defaults(creator, layers.env_keys()))
+        family: Traversable | None = getattr(creator, "family_config_file", None)
+        if family is not None:
+            origin = f"families/{family.name}"
+            layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
+    if config_file is not None:
+        path = Path(config_file)
+        layers.apply_file(_read(path, str(path)), str(path))
+    for override in parse_overrides(overrides):
+        layers.apply_override(override)
+    return layers.build()

@@ -178,12 +178,12 @@ def run(
 
 def run_defaults(env_name: str, steps: int, seed: int, eval_episodes: int) -> dict:
     """Ours: the config `puffer train ENV --train.total-timesteps STEPS` resolves."""
-    from puffer.cli.config import load_config
     from puffer.train import train
+    from puffer.train.config import load_config
 
     overrides = ["--train.total-timesteps", str(steps), "--train.seed", str(seed)]
     overrides += ["--train.data-dir", tempfile.mkdtemp(), "--train.device", "cpu"]
-    config = load_config(env_name, overrides=overrides).run
+    config = load_config(env_name, overrides=overrides)
     start = time.perf_counter()
     result = train(env_name, config)
     wall = time.perf_counter() - start

@@ -275,8 +275,8 @@ _MLP_NAMES = {
 
 def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     """Our trainer at PufferLib's config (`flags`), one minibatch per epoch, on `agents` envs."""
-    from puffer.cli.config import load_config
     from puffer.train import PuffeRL, make_policy
+    from puffer.train.config import load_config
     from puffer.train.run import make_vecenv
 
     horizon = int(flags[flags.index("--train.horizon") + 1])
@@ -284,7 +284,7 @@ def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     flags += ["--train.minibatch-size", str(agents * horizon), "--train.torch-threads", "1"]
     if policy_kind == "mlp":
         flags += ["--policy.recurrent", "none"]
-    config = load_config(env, overrides=flags).run
+    config = load_config(env, overrides=flags)
     vecenv = make_vecenv(env, config)
     policy = make_policy(config.policy, vecenv)
     return PuffeRL(config, vecenv, policy), config
@@ -501,9 +501,9 @@ def _first_difference(ours: np.ndarray, theirs: np.ndarray) -> int | None:
 
 def env_case(python: Path, env: str, args: argparse.Namespace) -> list[str]:
     """Both libraries' `env` through the same streams; returns the report lines."""
-    from puffer.cli.config import env_defaults
     from puffer.core import make
     from puffer.core.registry import env_creator
+    from puffer.train.config import env_defaults
 
     ini = pufferlib_config(python, env)["env"]
     accepted = env_defaults(env_creator(env))

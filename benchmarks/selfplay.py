@@ -29,10 +29,10 @@ import time
 import numpy as np
 import torch
 
-from puffer.cli.config import load_config
 from puffer.core import make
 from puffer.train import train
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
+from puffer.train.config import load_config
 
 # (env, games per opponent, opponents): connect four's target is against random play only.
 CASES = {
@@ -72,7 +72,7 @@ def run(case: str, seed: int, steps: int | None, games: int | None) -> None:
     overrides += ["--train.data-dir", tempfile.mkdtemp()]
     if steps:
         overrides += ["--train.total-timesteps", str(steps)]
-    config = load_config(env_name, overrides=overrides).run
+    config = load_config(env_name, overrides=overrides)
     start = time.perf_counter()
     result = train(env_name, config)
     elapsed = time.perf_counter() - start

@@ -24,7 +24,7 @@ ALLOWED_IMPORTS = {
     "vector": {"core"},
     "ocean": {"core"},
     "kernels": set(),
-    "train": {"core", "vector", "kernels"},
+    "train": {"core", "vector", "kernels", "sweep"},
     "sweep": set(),
     "envs": {"core"},
     "cli": {"core", "vector", "ocean", "train", "sweep", "kernels", "envs"},

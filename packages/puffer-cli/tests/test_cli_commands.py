@@ -14,10 +14,9 @@ from puffer.cli.commands._common import console
 from puffer.cli.commands.sweep import _on_event, slot_env
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
-from puffer.core import registered_envs
+from puffer.core import registered_envs, usable_cores
 from puffer.sweep import RunRecord, SweepEvent
 from puffer.train.paths import RunPaths
-from puffer.train.pufferl import usable_cores
 
 ENV = "squared"
 runner = CliRunner()

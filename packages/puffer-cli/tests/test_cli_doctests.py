@@ -8,8 +8,6 @@ import importlib
 import pytest
 
 MODULES = [
-    "puffer.cli.config",
-    "puffer.cli.overrides",
     "puffer.cli.commands.listing",
     "puffer.cli.play",
 ]

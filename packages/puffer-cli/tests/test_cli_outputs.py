@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from puffer.sweep import SweepStore
-from puffer.train import Config as RunConfig
+from puffer.train import Config
 from puffer.train.paths import RunPaths
 
 pytestmark = pytest.mark.slow
@@ -75,7 +75,7 @@ def test_train_into_a_log_file_writes_progress_lines(tmp_path: Path) -> None:
     (run,) = (tmp_path / "experiments" / "cartpole").iterdir()
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
     assert list((run / "wandb").rglob("*.wandb")) and not (tmp_path / "wandb").exists()
-    saved = RunConfig.from_dict(json.loads((run / RunPaths.CONFIG).read_text()))
+    saved = Config.from_dict(json.loads((run / RunPaths.CONFIG).read_text()))
     assert (saved.train.wandb_project, saved.train.wandb_group) == ("proj", "grp")
 
     # eval: progress while it plays, each statistic once, the video kept with the run.

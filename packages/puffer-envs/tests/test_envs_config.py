@@ -1,4 +1,4 @@
-"""The TOMLs shipped with puffer-envs: the CLI finds them, and they resolve and validate."""
+"""The TOMLs shipped with puffer-envs: their registrations name them, and they resolve."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-from puffer.cli.config import load_config
 from puffer.envs import FAMILIES
+from puffer.train.config import load_config
 
 ENV_IDS = [env_id for family in FAMILIES.values() for env_id in family.env_ids()]
 
@@ -27,13 +27,13 @@ def test_every_env_id_has_a_config_that_resolves(env_id: str) -> None:
         "vizdoom": "nature_cnn",
     }.get(family)
     if expected is not None:
-        assert config.run.policy.encoder == expected
-    assert config.run.train.optimizer == "adam"
+        assert config.policy.encoder == expected
+    assert config.train.optimizer == "adam"
 
 
 def test_overrides_apply_over_the_shipped_config() -> None:
     config = load_config("atari-pong", overrides=["--env.num-envs", "4"])
-    assert config.run.env["num_envs"] == 4 and config.run.env["game"] == "pong"
+    assert config.env["num_envs"] == 4 and config.env["game"] == "pong"
 
 
 MODULES = [

@@ -105,10 +105,11 @@ def test_train_fails_before_building_anything(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_docstring_examples_run() -> None:
+@pytest.mark.parametrize("module", ["sections", "values", "layers", "whole"])
+def test_docstring_examples_run(module: str) -> None:
     import doctest
+    import importlib
 
-    import puffer.train.config
-
-    result = doctest.testmod(puffer.train.config, optionflags=doctest.ELLIPSIS)
+    loaded = importlib.import_module(f"puffer.train.config.{module}")
+    result = doctest.testmod(loaded, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

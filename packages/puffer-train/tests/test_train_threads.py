@@ -5,8 +5,9 @@ import os
 import pytest
 import torch
 
+from puffer.core import usable_cores
 from puffer.train import Config, TrainConfig, VecConfig
-from puffer.train.pufferl import apply_torch_settings, torch_threads, usable_cores
+from puffer.train.pufferl import apply_torch_settings, torch_threads
 
 
 def _config(threads: int = 0, backend: str = "native", workers: int = 1) -> Config:

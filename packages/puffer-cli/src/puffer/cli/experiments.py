@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from puffer.cli.config import load_config
 from puffer.cli.inside import is_file_inside, read_inside, subdirs_inside
 from puffer.core import PufferError
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
+from puffer.train.config import load_config
 from puffer.train.metrics import parse_metrics
 from puffer.train.paths import RunPaths
 from puffer.train.score import SCORE
@@ -248,7 +248,7 @@ def _env_defaults(env: str) -> dict[str, Any] | None:
     """The env's default run config (`puffer config ENV`), flat; None when it cannot be loaded
     (an env dir name that is no env). Shipped configs do not change while a server runs."""
     try:
-        return _flatten(load_config(env).run.to_dict())
+        return _flatten(load_config(env).to_dict())
     except (PufferError, SweepError):
         return None
 

@@ -16,11 +16,10 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from puffer.cli.config import env_defaults
 from puffer.core import PufferEnv, action_dtype
-from puffer.train import Config as RunConfig
-from puffer.train import Policy, make_policy
+from puffer.train import Config, Policy, make_policy
 from puffer.train.checkpoint import CheckpointError, load
+from puffer.train.config import env_defaults
 from puffer.train.paths import RunPaths
 from puffer.train.rollout import Rollout
 
@@ -63,13 +62,13 @@ def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
     return candidate
 
 
-def load_run_config(checkpoint: Path) -> RunConfig:
+def load_run_config(checkpoint: Path) -> Config:
     """The config a checkpoint was trained with.
 
     Raises:
         CheckpointError: The file is not a puffer checkpoint.
     """
-    return RunConfig.from_dict(load(checkpoint)["config"])
+    return Config.from_dict(load(checkpoint)["config"])
 
 
 def load_policy(checkpoint: Path, env: PufferEnv) -> Policy:
@@ -79,7 +78,7 @@ def load_policy(checkpoint: Path, env: PufferEnv) -> Policy:
         CheckpointError: The file is not a puffer checkpoint or does not fit `env`.
     """
     state = load(checkpoint)
-    saved = RunConfig.from_dict(state["config"])
+    saved = Config.from_dict(state["config"])
     policy = make_policy(saved.policy, env)
     try:
         policy.load_state_dict(state["model"])

@@ -14,6 +14,7 @@ from puffer.core.errors import (
     WorkerError,
 )
 from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
+from puffer.core.machine import usable_cores
 from puffer.core.pettingzoo import PettingZooPufferEnv
 from puffer.core.registry import (
     ENTRY_POINT_GROUP,
@@ -52,4 +53,5 @@ __all__ = [
     "observation_layout",
     "registered_envs",
     "resolve_gym_id",
+    "usable_cores",
 ]

@@ -17,6 +17,12 @@ Names come from three places:
   (`pettingzoo-magent2.environments.battle_v4`) or a `module:creator` (a third-party package's
   env function), emulated with `PettingZooPufferEnv` (parallel API where the env has one, else
   its AEC env through PettingZoo's converter).
+
+Envs with a training config ship its TOML beside their creator, which names it: an Ocean
+class or a puffer-envs creator carries `config_file`; here, `gym-<id>` creators of Gymnasium's
+classic control, Box2D and MuJoCo carry their family's `family_config_file` (the family TOMLs
+in `configs/families/`, layered over the defaults derived from the env's spaces), and
+PettingZoo ids with a TOML in `configs/` carry `config_file`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import re
 import warnings
 from collections.abc import Callable
 from importlib.metadata import distribution, entry_points, packages_distributions
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from gymnasium.vector import AutoresetMode
@@ -52,6 +60,15 @@ GYM_PREFIX = "gym-"
 # Older Gymnasium's plugin hook: `register_function` entry points, called before a lookup.
 PLUGIN_GROUP = "gymnasium.envs"
 PETTINGZOO_PREFIX = "pettingzoo-"
+# Gymnasium entry-point modules -> family TOML, the most specific module first (classic
+# control's Box-action envs get their own).
+_FAMILIES = {
+    "gymnasium.envs.classic_control.continuous_mountain_car": "classic-control-continuous",
+    "gymnasium.envs.classic_control.pendulum": "classic-control-continuous",
+    "gymnasium.envs.classic_control": "classic-control",
+    "gymnasium.envs.box2d": "box2d",
+    "gymnasium.envs.mujoco": "mujoco",
+}
 
 
 def _entries() -> dict[str, tuple[str, Callable[[], Any], str | None]]:
@@ -108,6 +125,9 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
             def make_pettingzoo(buf=None, **kwargs: Any) -> PufferEnv:
                 return PettingZooPufferEnv(creator, env_kwargs=kwargs, buf=buf)
 
+            config_file = _configs() / f"{name}.toml"
+            if config_file.is_file():
+                make_pettingzoo.config_file = config_file  # type: ignore[attr-defined]
             return make_pettingzoo
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "."
@@ -136,7 +156,29 @@ def gym_creator(
     """
     if not resolve_gym_id(env_id):
         env_creator(GYM_PREFIX + env_id)  # raises, with the close names
-    return functools.partial(_make_gym, env_id, autoreset_mode)
+    creator = functools.partial(_make_gym, env_id, autoreset_mode)
+    family = _family_config(env_id)
+    if family is not None:
+        creator.family_config_file = family  # type: ignore[attr-defined]
+    return creator
+
+
+def _configs() -> Traversable:
+    return files("puffer.core") / "configs"
+
+
+def _family_config(env_id: str) -> Traversable | None:
+    """The family TOML of a registered Gymnasium id, matched by its entry point's module."""
+    import gymnasium
+
+    entry = gymnasium.registry[env_id.rpartition(":")[2]].entry_point
+    if not isinstance(entry, str):
+        return None
+    module = entry.partition(":")[0]
+    for package, family in _FAMILIES.items():
+        if module == package or module.startswith(package + "."):
+            return _configs() / "families" / f"{family}.toml"
+    return None
 
 
 def _make_gym(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,6 +56,8 @@ class OceanEnv(PufferEnv):
     c_name: ClassVar[str]
     config_class: ClassVar[type]
     spec: ClassVar[dict[str, Any]]
+    # The env's training config (configs/<name>.toml), on the classes of envs that ship one.
+    config_file: ClassVar[Traversable]
     # `step` checks shape and dtype (puffer.core.check_actions), and ranges too for arrays it
     # must cast into the int32/float32 buffer; the binding checks the buffer's ranges and
     # finiteness in C, on every step.
@@ -219,7 +223,9 @@ def env_class(name: str) -> type[OceanEnv]:
     """The `OceanEnv` subclass of the C env `name`, built from its header's spec.
 
     The class is named after the env in CamelCase (`cartpole_continuous` ->
-    `CartpoleContinuous`), its config dataclass likewise with `Config` appended.
+    `CartpoleContinuous`), its config dataclass likewise with `Config` appended. Where
+    `configs/<name>.toml` ships beside this module, the class's `config_file` names it: the
+    training config `puffer.train.config.load_config` finds through the registration.
     """
     spec = _ocean.SPECS[name]
     class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
@@ -248,6 +254,9 @@ def env_class(name: str) -> type[OceanEnv]:
         # Headers with a SPEC.action_mask write the buffer's legal-action masks.
         "writes_action_masks": spec["action_masks"],
     }
+    config_file = files("puffer.ocean") / "configs" / f"{name}.toml"
+    if config_file.is_file():
+        attributes["config_file"] = config_file
     return type(class_name, (OceanEnv,), attributes)
 
 

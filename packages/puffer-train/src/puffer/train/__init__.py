@@ -4,7 +4,15 @@ policies, checkpoints, metrics sinks and the `train` driver."""
 from __future__ import annotations
 
 from puffer.train.checkpoint import CheckpointError
-from puffer.train.config import Config, PolicyConfig, Sizes, TrainConfig, VecConfig, field_help
+from puffer.train.config import (
+    Config,
+    PolicyConfig,
+    Sizes,
+    TrainConfig,
+    VecConfig,
+    field_help,
+    load_config,
+)
 from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import DivergedError, PuffeRL
@@ -29,6 +37,7 @@ __all__ = [
     "VecConfig",
     "evaluate_episodes",
     "field_help",
+    "load_config",
     "make_policy",
     "train",
 ]

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError, PufferError, mask_width
+from puffer.core import APIUsageError, PufferError, mask_width, usable_cores
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
@@ -67,13 +67,6 @@ def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def torch_threads(config: Config) -> int:

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from puffer.core import APIUsageError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
-from puffer.train.config import Config
+from puffer.train.config import Config, load_config
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
@@ -153,6 +155,8 @@ def train(
     env: str | Any,
     config: Config | None = None,
     *,
+    config_file: str | Path | None = None,
+    overrides: Sequence[str] = (),
     policy: Policy | None = None,
     sinks: list[MetricsSink] | None = None,
     dashboard: bool = False,
@@ -169,7 +173,13 @@ def train(
     Args:
         env: a registered env name (made per `config.vec` and `config.env`) or a ready vecenv
             (not closed here).
-        config: the run's config; defaults to `Config()`.
+        config: the run's config. Without one, an env name's config is resolved as `puffer
+            train ENV --config FILE OVERRIDES` resolves it (`load_config(env, config_file,
+            overrides)`: the env's TOML, then the file, then the overrides); a vecenv's is
+            `Config()`.
+        config_file: a TOML layered over the env's own (with an env name and no `config`).
+        overrides: `--section.key value` tokens, e.g. ["--train.learning-rate", "3e-4"] (with
+            an env name and no `config`).
         policy: a prebuilt policy; default `make_policy(config.policy, vecenv)`.
         sinks: extra metric sinks; a JSONL sink in the run directory is always added, and
             TensorBoard and wandb ones when `train.tensorboard` / `train.wandb` say so. Every
@@ -185,6 +195,9 @@ def train(
 
     Raises:
         TrainingInterrupted: a signal stopped the run (after checkpointing it).
+        APIUsageError: `config` given with `config_file` or `overrides`, or those given with
+            a vecenv (they resolve an env name's config).
+        ConfigError: a bad key or value in `config_file` or `overrides`.
 
     Example:
         >>> import tempfile
@@ -196,7 +209,7 @@ def train(
         >>> train("gym-CartPole-v1", config).global_step
         256
     """
-    config = config or Config()
+    config = _resolve(env, config, config_file, overrides)
     cfg = config.train
     cfg.check_host()  # a missing GPU or an unwritable data_dir fails before any env exists
     distributed.init_from_env(cfg.device)
@@ -288,6 +301,28 @@ def _display(
 
         shown.append(ProgressLines(sys.stdout, progress, label, score))
     return shown
+
+
+def _resolve(
+    env: str | Any, config: Config | None, config_file: str | Path | None, overrides: Sequence[str]
+) -> Config:
+    """The run's config: `config` as given, else the env name's resolved config."""
+    layered = config_file is not None or bool(overrides)
+    if config is not None and layered:
+        raise APIUsageError(
+            "train() got a config and config_file/overrides; pass the config alone, or leave "
+            "it out to resolve the env's own with the file and overrides on top"
+        )
+    if config is not None:
+        return config
+    if isinstance(env, str):
+        return load_config(env, config_file, overrides)
+    if layered:
+        raise APIUsageError(
+            f"train() got config_file/overrides with the vecenv {env!r}; they resolve a "
+            "registered env's config: pass its name, or pass a Config"
+        )
+    return Config()
 
 
 def _sinks(

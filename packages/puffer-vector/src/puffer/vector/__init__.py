@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from puffer.vector.base import EnvSpec, Vectorizer
 from puffer.vector.factory import BACKENDS, make
-from puffer.vector.multiprocessing import Multiprocessing, remove_orphaned_blocks
+from puffer.vector.multiprocessing import (
+    Multiprocessing,
+    default_num_workers,
+    remove_orphaned_blocks,
+)
 from puffer.vector.serial import Serial
 
 __version__ = "0.1.0"
@@ -16,6 +20,7 @@ __all__ = [
     "Ray",
     "Serial",
     "Vectorizer",
+    "default_num_workers",
     "make",
     "remove_orphaned_blocks",
 ]

@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from puffer.core import Buffer
+from puffer.core import Buffer, usable_cores
 
 __all__ = [
     "SLOW_CHECK_SECONDS",
@@ -94,7 +94,7 @@ class _Orphaned(Exception):
 def spin_seconds(processes: int) -> float:
     """SPIN_SECONDS when each of `processes` has a core to itself, else 0: a spinner on a
     shared core only delays the process it waits for."""
-    return SPIN_SECONDS if processes <= (os.cpu_count() or 1) else 0.0
+    return SPIN_SECONDS if processes <= usable_cores() else 0.0
 
 
 def wait_for(ready: Callable[[], T], posted: Any, slow_check: Callable[[], None], spin: float) -> T:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from puffer.core import APIUsageError, Buffer, WorkerError
+from puffer.core import APIUsageError, Buffer, WorkerError, usable_cores
 from puffer.vector._protocol import (
     Flag,
     SharedArray,
@@ -114,9 +114,8 @@ def _drain(pipe: Any) -> None:
 
 
 def default_num_workers(num_envs: int) -> int:
-    """The largest divisor of `num_envs` not above the CPU count."""
-    cores = os.cpu_count() or 1
-    return max(d for d in range(1, min(num_envs, cores) + 1) if num_envs % d == 0)
+    """The largest divisor of `num_envs` not above the cores this process may use."""
+    return max(d for d in range(1, min(num_envs, usable_cores()) + 1) if num_envs % d == 0)
 
 
 class Multiprocessing(Vectorizer):

@@ -16,9 +16,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from puffer.cli.config import Config, config_names, load_config
 from puffer.core import EnvNotFoundError, PufferError, registered_envs
 from puffer.sweep.errors import SweepError
+from puffer.train.config import Config, load_config
 
 __all__ = [
     "CONFIG_OPTION",
@@ -100,7 +100,7 @@ def reported_errors() -> Iterator[None]:
 
 def _known_env_error(name: str, error: EnvNotFoundError) -> EnvNotFoundError:
     """The registry's error plus the puffer envs closest to `name` (always some)."""
-    names = sorted(set(registered_envs()) | set(config_names()))
+    names = sorted(registered_envs())
     close = difflib.get_close_matches(name, names, n=5, cutoff=0.3) or names
     return EnvNotFoundError(f"{error}; closest puffer envs: {', '.join(close)}")
 
@@ -125,5 +125,5 @@ def resolve_config(
     except EnvNotFoundError as error:
         raise _known_env_error(env, error) from error
     if host:
-        resolved.run.train.check_host()
+        resolved.train.check_host()
     return resolved

@@ -63,10 +63,10 @@ def bench(
     """Print random-policy steps/s of ENV through the vectorizer its config names (vec.backend)."""
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
-        vec = resolved.run.vec
-        vecenv = make_vecenv(env, resolved.run)
+        vec = resolved.vec
+        vecenv = make_vecenv(env, resolved)
         try:
-            rates = measure_sps(vecenv, seconds, repeats, resolved.run.train.seed)
+            rates = measure_sps(vecenv, seconds, repeats, resolved.train.seed)
             agents = vecenv.num_agents
         finally:
             vecenv.close()

@@ -27,7 +27,7 @@ from puffer.cli.rollout import (
 )
 from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
-from puffer.train import Config as RunConfig
+from puffer.train import Config
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 from puffer.train.paths import RunPaths
 from puffer.train.progress import Ticker, duration
@@ -86,12 +86,12 @@ def evaluate(
     """
     with reported_errors():
         resolved = resolve_config(env, config, ctx.args)
-        checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
+        checkpoint = find_checkpoint(load_model_path, resolved.train.data_dir, env)
         creator = env_creator(env)
         if opponent is not None:
-            _match(creator, env, resolved.run, checkpoint, opponent, games)
+            _match(creator, env, resolved, checkpoint, opponent, games)
             return
-        instance = one_instance(creator, resolved.run.env)
+        instance = one_instance(creator, resolved.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)
@@ -132,7 +132,7 @@ def evaluate(
                 on_frame if sink is not None else None,
                 episodes=episodes,
                 max_steps=max_steps,
-                seed=resolved.run.train.seed,
+                seed=resolved.train.seed,
                 on_step=on_step,
             )
         finally:
@@ -180,7 +180,7 @@ def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) 
     )
 
 
-def _scored(stats: EpisodeStats, trained: RunConfig) -> str:
+def _scored(stats: EpisodeStats, trained: Config) -> str:
     """`score 12.5 (episode_return); episode_length 200`: the mean of the statistic the run
     is scored by (its `train.score_stat`), then every other statistic once."""
     means = stats.means()
@@ -189,7 +189,7 @@ def _scored(stats: EpisodeStats, trained: RunConfig) -> str:
     return f"score {means.get(stat, math.nan):.4g} ({stat})" + (f"; {others}" if others else "")
 
 
-def _log_to_wandb(trained: RunConfig, env: str, run_dir: Path, sink: VideoWriter) -> None:
+def _log_to_wandb(trained: Config, env: str, run_dir: Path, sink: VideoWriter) -> None:
     """Attach the video to the run's wandb run (it logged to wandb while training)."""
     from puffer.train.wandb_sink import WandbSink
 

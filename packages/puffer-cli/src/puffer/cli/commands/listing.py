@@ -19,10 +19,9 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import config_names
-from puffer.cli.overrides import flag
 from puffer.core import env_creator, make, registered_envs
 from puffer.core.registry import env_package
+from puffer.train.config.values import flag
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
 
@@ -54,7 +53,6 @@ def list_envs() -> None:
     Each env is created once with its defaults (one instance) to read its spaces and agent
     count; an env that fails to build is listed with the error instead.
     """
-    shipped = set(config_names())
     table = Table(title="puffer envs (registered through entry points)")
     table.add_column("env", no_wrap=True)
     for column in ("observation", "action", "agents", "package", "config"):
@@ -72,7 +70,7 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        has_config = name in shipped or hasattr(env_creator(name), "config_file")
+        has_config = hasattr(env_creator(name), "config_file")
         table.add_row(name, *row, package, "yes" if has_config else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)

@@ -62,14 +62,14 @@ def play(
                 f"puffer play {env}: no display (DISPLAY is unset); run it on a desktop, or "
                 "under a virtual X server: xvfb-run puffer play ..."
             )
-        instance = one_instance(creator, resolved.run.env)
+        instance = one_instance(creator, resolved.env)
         writer = VideoWriter(record, fps) if record is not None else None
         window = None
         try:
             keys = KeyMap(env, spec["keys"], instance.single_action_space)
             others: Others
             if load_model_path is not None:
-                checkpoint = find_checkpoint(load_model_path, resolved.run.train.data_dir, env)
+                checkpoint = find_checkpoint(load_model_path, resolved.train.data_dir, env)
                 torch.set_num_threads(1)  # one row per step: threads only wait on each other
                 others = PolicyOthers(instance, load_policy(checkpoint, instance))
             else:

@@ -34,7 +34,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import Config
+from puffer.core import usable_cores
 from puffer.sweep import (
     LocalRunner,
     RunResult,
@@ -44,8 +44,8 @@ from puffer.sweep import (
     run_sweep,
 )
 from puffer.train import train as run_training
+from puffer.train.config import Config
 from puffer.train.paths import RunPaths
-from puffer.train.pufferl import usable_cores
 from puffer.train.score import SCORE
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
@@ -92,7 +92,7 @@ def train_objective(
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
     curve = CurveSink()
     result = run_training(
-        base.env_name, config.run, sinks=[curve], progress=progress, progress_label=run_id
+        base.env_name, config, sinks=[curve], progress=progress, progress_label=run_id
     )
     if not math.isfinite(result.score):
         raise ValueError(
@@ -162,14 +162,14 @@ def sweep(
         resolved = resolve_config(env, config, args, host=True)
         sweep_config = resolved.sweep
         name = name or time.strftime("%Y%m%d-%H%M%S")
-        sweep_dir = RunPaths.sweep_dir(resolved.run.train.data_dir, env, name)
+        sweep_dir = RunPaths.sweep_dir(resolved.train.data_dir, env, name)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         (sweep_dir / "config.toml").write_text(resolved.to_toml())
         store = sweep_dir / STORE_NAME
         console.print(
             f"sweeping {env}: {sweep_config.method} over {', '.join(sweep_config.space.names)}; "
             f"{sweep_config.max_runs} runs, {sweep_config.goal} the score "
-            f"(train.score_stat {resolved.run.train.score_stat})"
+            f"(train.score_stat {resolved.train.score_stat})"
         )
         objective = functools.partial(
             train_objective, resolved, str(sweep_dir / "runs"), progress or None

@@ -21,9 +21,8 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.config import Config
-from puffer.cli.overrides import parse_overrides
 from puffer.train import train as run_training
+from puffer.train.config import Config, parse_overrides
 from puffer.train.paths import RunPaths
 from puffer.train.pufferl import resolve_device, torch_threads
 from puffer.train.run import TrainingInterrupted, TrainResult
@@ -57,18 +56,17 @@ def train(
     with reported_errors():
         args = [*ctx.args, *logging_overrides(tensorboard, wandb)]
         resolved = resolve_config(env, config, args, host=True)
-        run = resolved.run
-        device = resolve_device(run.train.device)
+        device = resolve_device(resolved.train.device)
         if main_rank:
-            threads = torch_threads(run)
+            threads = torch_threads(resolved)
             where = f"{device} ({threads} torch thread{'s' * (threads > 1)})"
             console.print(
-                f"training [bold]{env}[/bold] on {where} for {run.train.total_timesteps:,} steps"
+                f"training [bold]{env}[/bold] on {where} for {resolved.train.total_timesteps:,} steps"
             )
         live = dashboard and console.is_terminal
         lines = None if live or progress == 0 else progress
         try:
-            result = run_training(env, run, dashboard=live, progress=lines)
+            result = run_training(env, resolved, dashboard=live, progress=lines)
         except TrainingInterrupted as stopped:
             if stopped.paths is not None and main_rank:
                 _write_toml(stopped.paths, resolved)
@@ -84,12 +82,12 @@ def train(
             raise typer.Exit(128 + stopped.signum) from None
         except KeyboardInterrupt:
             # Before the first epoch, or a second Ctrl-C: the last checkpoint written stays.
-            where = RunPaths.env_dir(run.train.data_dir, env)
+            where = RunPaths.env_dir(resolved.train.data_dir, env)
             console.print(f"\ninterrupted; the checkpoints of {env} runs are under {where}/")
             raise typer.Exit(130) from None
     if result.run_dir is None or not main_rank:
         return
-    paths = RunPaths(run.train.data_dir, env, run.train.run_id)
+    paths = RunPaths(resolved.train.data_dir, env, resolved.train.run_id)
     with reported_errors():
         _write_toml(paths, resolved)
     console.print(

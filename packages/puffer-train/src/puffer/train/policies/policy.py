@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from puffer.core import APIUsageError
 from puffer.kernels import Linear, linear
-from puffer.train.config import PolicyConfig
+from puffer.train.config.sections import PolicyConfig
 from puffer.train.policies.encoders import (
     IMPALA,
     MLPEncoder,

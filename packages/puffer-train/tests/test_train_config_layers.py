@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from importlib.resources import files
 
 import pytest
 
-from puffer.cli.config import ConfigError, config_names, env_defaults, load_config
-from puffer.cli.overrides import Kind, coerce, parse_overrides
-from puffer.core import EnvNotFoundError, env_creator
+from puffer.core import APIUsageError, EnvNotFoundError, env_creator, registered_envs
+from puffer.core.registry import env_package
 from puffer.sweep import SweepConfig
-from puffer.train.config import PolicyConfig, TrainConfig, VecConfig
+from puffer.train import train
+from puffer.train.config import (
+    ConfigError,
+    Kind,
+    PolicyConfig,
+    TrainConfig,
+    VecConfig,
+    env_defaults,
+    load_config,
+    parse_overrides,
+)
+from puffer.train.config.values import coerce
 
 ENV = "squared"
+# The Ocean envs that ship a TOML, and the PettingZoo ids that do (puffer-envs tests its own).
+SHIPPED = sorted(
+    [
+        name
+        for name in registered_envs()
+        if env_package(name) == "puffer-ocean" and hasattr(env_creator(name), "config_file")
+    ]
+    + ["pettingzoo-classic.connect_four_v3", "pettingzoo-classic.tictactoe_v3"]
+)
 
 
 def test_both_spellings_of_a_key_and_every_value_type() -> None:
@@ -34,21 +54,21 @@ def test_both_spellings_of_a_key_and_every_value_type() -> None:
             "20",
         ],
     )
-    train = config.run.train
-    assert isinstance(train, TrainConfig) and isinstance(config.run.policy, PolicyConfig)
+    train = config.train
+    assert isinstance(train, TrainConfig) and isinstance(config.policy, PolicyConfig)
     assert train.learning_rate == 3e-4
     assert train.total_timesteps == 100_000 and isinstance(train.total_timesteps, int)
     assert train.anneal_lr is False and train.resume is True
-    assert config.run.env["max_steps"] == 20
+    assert config.env["max_steps"] == 20
 
 
 def test_layers_apply_in_order(tmp_path) -> None:
     user = tmp_path / "user.toml"
     user.write_text("[train]\nlearning-rate = 0.5\ngamma = 0.9\n[env]\nmax_steps = 7\n")
     config = load_config(ENV, user, ["--train.gamma", "0.8"])
-    assert config.run.train.learning_rate == 0.5  # the file beats the shipped TOMLs
-    assert config.run.train.gamma == 0.8  # the command line beats the file
-    assert config.run.env["max_steps"] == 7
+    assert config.train.learning_rate == 0.5  # the file beats the shipped TOMLs
+    assert config.train.gamma == 0.8  # the command line beats the file
+    assert config.env["max_steps"] == 7
 
 
 def test_unknown_key_suggests_the_closest_one() -> None:
@@ -140,7 +160,7 @@ def test_sweep_parameter_must_name_a_config_key(tmp_path) -> None:
 def test_with_params_applies_a_suggestion() -> None:
     config = load_config(ENV)
     tuned = config.with_params({"train.learning_rate": 0.01, "train.horizon": 32.0})
-    assert tuned.run.train.learning_rate == 0.01 and tuned.run.train.horizon == 32
+    assert tuned.train.learning_rate == 0.01 and tuned.train.horizon == 32
     with pytest.raises(ConfigError, match="not a config key"):
         config.with_params({"train.nope": 1})
 
@@ -150,7 +170,7 @@ def test_resolved_config_round_trips_through_toml(tmp_path) -> None:
     path = tmp_path / "resolved.toml"
     path.write_text(config.to_toml())
     again = load_config(ENV, path)
-    assert again.run == config.run and again.sweep_params == config.sweep_params
+    assert again.to_dict() == config.to_dict() and again.sweep_params == config.sweep_params
     assert again.to_toml() == config.to_toml()
     assert tomllib.loads(config.to_toml())["train"]["gamma"] == 0.97
 
@@ -166,25 +186,28 @@ def test_env_defaults_read_the_creator() -> None:
     assert isinstance(defaults["max_steps"], int)
 
 
-@pytest.mark.parametrize("name", config_names())
+@pytest.mark.parametrize("name", SHIPPED)
 def test_every_shipped_config_resolves_and_builds_its_env(name: str) -> None:
     config = load_config(name)
     assert isinstance(config.sweep, SweepConfig) and len(config.sweep.space) >= 1
-    env = env_creator(name)(**config.run.env)
+    env = env_creator(name)(**config.env)
     try:
         assert env.num_agents >= 1
     finally:
         env.close()
 
 
-@pytest.mark.parametrize("name", ["default", *config_names()])
+@pytest.mark.parametrize("name", ["default", *SHIPPED])
 def test_no_shipped_toml_repeats_a_default(name: str) -> None:
     """Defaults live in the dataclasses only; a shipped TOML states what differs from them.
 
     ([env] is left out: its defaults are the env's, declared by the env's own package.)
     """
-    path = f"configs/{name}.toml"
-    data = tomllib.loads((files("puffer.cli") / path).read_text())
+    if name == "default":
+        path = files("puffer.train.config") / "default.toml"
+    else:
+        path = env_creator(name).config_file
+    data = tomllib.loads(path.read_text())
     defaults = {
         "train": TrainConfig(),
         "policy": PolicyConfig(),
@@ -244,7 +267,7 @@ def test_out_of_range_values_name_the_key_and_the_form(args: list[str], expected
 
 def test_range_errors_quote_the_envs_shipped_value(tmp_path) -> None:
     # cartpole.toml ships 99,840 steps and gamma 0.99; the code defaults are 10M and 0.995.
-    shipped = load_config("cartpole").run.train
+    shipped = load_config("cartpole").train
     assert (shipped.total_timesteps, shipped.gamma) == (99_840, 0.99)
     assert TrainConfig().total_timesteps != shipped.total_timesteps
     with pytest.raises(ConfigError, match=r"is -5; set it to an int >= 1 .*; default 99840$"):
@@ -261,7 +284,7 @@ def test_range_errors_quote_the_envs_shipped_value(tmp_path) -> None:
 def test_building_the_config_creates_nothing(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     config = load_config(ENV, overrides=["--train.data-dir", "runs/deep/er"])
-    config.run.train.check_host()
+    config.train.check_host()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -270,3 +293,19 @@ def test_keys_cover_every_section() -> None:
     assert rows[("train", "gamma")] == (0.95, Kind("float"))
     assert rows[("sweep", "steps_key")] == (None, Kind("str", optional=True))
     assert rows[("env", "max_steps")][0] == 33
+
+
+def test_train_from_python_resolves_what_the_cli_resolves(tmp_path) -> None:
+    overrides = [
+        "--train.total-timesteps", "256",
+        "--train.device", "cpu",
+        "--train.data-dir", str(tmp_path),
+        "--vec.backend", "serial",
+    ]  # fmt: skip
+    result = train("gym-CartPole-v1", overrides=overrides)
+    stored = json.loads((result.run_dir / "config.json").read_text())
+    expected = load_config("gym-CartPole-v1", overrides=overrides).to_dict()
+    expected["train"]["run_id"] = result.run_dir.name  # the fresh id the run was given
+    assert stored == expected
+    with pytest.raises(APIUsageError, match="got a config and config_file/overrides"):
+        train("gym-CartPole-v1", load_config(ENV), overrides=overrides)

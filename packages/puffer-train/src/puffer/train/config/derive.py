@@ -1,8 +1,8 @@
 """Defaults for envs without a TOML of their own: derived from the env's spaces and the machine.
 
 `load_config` layers these between the typed defaults (tuned on Ocean breakout) and a family
-TOML, only when the env ships no TOML. Each derived key carries the reason it was chosen, which
-`puffer config ENV` prints as a comment beside it.
+TOML, only when the env's registration names no TOML of its own. Each derived key carries the
+reason it was chosen, which `puffer config ENV` prints as a comment beside it.
 
 What is derived, and from what:
 - [vec]: an env whose creator takes `num_envs` steps its own batch ('native'); any other (a
@@ -16,43 +16,26 @@ What is derived, and from what:
   4 minibatches, 4 passes, gamma 0.99, lambda 0.95, uniform segment sampling), which work over
   a wide range of env sizes; entropy bonus 0.01 for discrete actions, 0 for Box actions.
 
-Family TOMLs (`configs/families/`) sit above this layer and are matched by the Gymnasium id's
-entry point: classic control (discrete and continuous), Box2D and MuJoCo.
+Family TOMLs (classic control, Box2D, MuJoCo) sit above this layer; the `gym-<id>` creator of
+puffer-core names its family's (`family_config_file`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.resources import files
-from importlib.resources.abc import Traversable
 from typing import Any
 
 from gymnasium import spaces
 
+from puffer.core import usable_cores
 from puffer.train.policies.encoders import is_image
-from puffer.train.pufferl import usable_cores
 
-__all__ = [
-    "ENVS_PER_CORE",
-    "Derivation",
-    "Derived",
-    "derive_defaults",
-    "family_config",
-    "workers_for",
-]
+__all__ = ["ENVS_PER_CORE", "Derived", "derive_defaults"]
 
 # Python env copies per core: enough rows per step to amortize the policy's forward and the
 # IPC round trip, few enough that 128-step segments still make epochs of a few thousand steps.
 ENVS_PER_CORE = 4
-
-_GYM_PREFIX = "gym-"
-# Gymnasium entry-point modules -> family TOML (continuous-action variants get their own).
-_FAMILIES = {
-    "gymnasium.envs.classic_control": "classic-control",
-    "gymnasium.envs.box2d": "box2d",
-    "gymnasium.envs.mujoco": "mujoco",
-}
 
 
 @dataclass(frozen=True)
@@ -63,20 +46,6 @@ class Derived:
     key: str
     value: Any
     why: str
-
-
-@dataclass(frozen=True)
-class Derivation:
-    """What `derive_defaults` read off the env: the derived keys and the action kind."""
-
-    keys: list[Derived]
-    continuous: bool
-
-
-def workers_for(num_envs: int) -> int:
-    """Worker processes for `num_envs` Python envs: the largest divisor of it up to the cores."""
-    cores = usable_cores()
-    return max(w for w in range(1, min(cores, num_envs) + 1) if num_envs % w == 0)
 
 
 def _vec(native: bool) -> Iterator[Derived]:
@@ -140,7 +109,7 @@ def _train(env: Any, num_agents: int) -> Iterator[Derived]:
         yield Derived("train", "ent_coef", 0.01, "discrete actions: CleanRL's entropy bonus")
 
 
-def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> Derivation:
+def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> list[Derived]:
     """Derive [vec], [policy] and [train] keys from one instance of the env.
 
     Args:
@@ -149,7 +118,7 @@ def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> De
         env_keys: the [env] keyword arguments (the creator's defaults and any set so far).
 
     Returns:
-        The derived keys, in section order, and whether the actions are a Box.
+        The derived keys, in section order.
     """
     native = "num_envs" in env_keys
     env = creator(**env_keys)
@@ -158,41 +127,6 @@ def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> De
         vec = {d.key: d.value for d in derived if d.section == "vec"}
         agents = int(env.num_agents) * int(vec.get("num_envs", 1))
         derived += _train(env, agents)
-        continuous = isinstance(env.single_action_space, spaces.Box)
     finally:
         env.close()
-    return Derivation(derived, continuous)
-
-
-def _config_dir() -> Traversable:
-    return files("puffer.cli") / "configs" / "families"
-
-
-def family_config(env_name: str, continuous: bool) -> Traversable | None:
-    """The family TOML of a Gymnasium id (`gym-<id>`), matched by its entry point's package.
-
-    Args:
-        env_name: the env name.
-        continuous: the env has Box actions (classic control has a continuous variant).
-
-    Returns:
-        The family's TOML, or None for other envs.
-
-    Example:
-        >>> family_config("gym-CartPole-v1", False).name
-        'classic-control.toml'
-    """
-    if not env_name.startswith(_GYM_PREFIX):
-        return None
-    import gymnasium
-
-    spec = gymnasium.registry.get(env_name[len(_GYM_PREFIX) :])
-    entry = spec.entry_point if spec is not None else None
-    if not isinstance(entry, str):
-        return None
-    module = entry.partition(":")[0]
-    for package, family in _FAMILIES.items():
-        if module.startswith(package + "."):
-            name = f"{family}-continuous" if continuous and family == "classic-control" else family
-            return _config_dir() / f"{name}.toml"
-    return None
+    return derived

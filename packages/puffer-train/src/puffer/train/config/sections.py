@@ -1,14 +1,12 @@
-"""Typed configuration: one dataclass per TOML section, plus the sizes derived from them.
+"""The typed sections of a run's config: `[train]`, `[policy]` and `[vec]`, one dataclass each.
 
-These dataclasses are the one source of defaults: the CLI layers TOML files and `--section.key`
-overrides over them and writes no default of its own. Every field carries a one-line meaning
-(`field_help(cls)` lists them, the CLI turns them into `--help`) and, where its type is not
-enough, the range or choices it must fall in. A section checks every value when it is built
-(`TrainConfig(learning_rate="fast")` raises `ConfigError` naming the key, the value and the
-expected form), so a bad value stops a run before any env or directory exists. What depends on
-the machine (the device, a writable `data_dir`) is checked by `TrainConfig.check_host`, which
-creates nothing. Derived sizes (segments, minibatches, epochs) need the env's agent count; they
-are computed once, in `Sizes.derive`, and validated there with the numbers in the message.
+These dataclasses hold the defaults of every key (an env's TOML sets only what it changes).
+Every field carries a one-line meaning (`field_help(cls)` lists them, `--help` and `puffer config
+ENV --keys` show them) and, where its type is not enough, the range or choices it must fall in.
+A section checks every value when it is built (`TrainConfig(learning_rate="fast")` raises
+`ConfigError` naming the key, the value and the expected form), so a bad value stops a run
+before any env or directory exists. What depends on the machine (the device, a writable
+`data_dir`) is checked by `TrainConfig.check_host`, which creates nothing.
 """
 
 from __future__ import annotations
@@ -29,10 +27,11 @@ from puffer.core import APIUsageError
 from puffer.vector import BACKENDS
 
 __all__ = [
-    "Config",
+    "ENCODER_DTYPES",
+    "MATMUL_PRECISIONS",
+    "TYPED_SECTIONS",
     "ConfigError",
     "PolicyConfig",
-    "Sizes",
     "TrainConfig",
     "VecConfig",
     "check_field",
@@ -131,7 +130,7 @@ def check_field(
         >>> check_field(TrainConfig, "gamma", 1.5)
         Traceback (most recent call last):
         ...
-        puffer.train.config.ConfigError: TrainConfig.gamma is 1.5; set it to a finite float in [0, 1] (discount factor); default 0.995
+        puffer.train.config.sections.ConfigError: TrainConfig.gamma is 1.5; set it to a finite float in [0, 1] (discount factor); default 0.995
     """
     spec = {f.name: f for f in dataclasses.fields(section)}[name]
     kind = _kinds(section)[name]
@@ -418,120 +417,10 @@ class VecConfig(_Checked):
             )
 
 
-_SECTIONS: dict[str, type] = {"train": TrainConfig, "policy": PolicyConfig, "vec": VecConfig}
-
-
-@dataclass
-class Config:
-    """A whole run: the sections above plus keyword arguments for the env constructor."""
-
-    train: TrainConfig = field(default_factory=TrainConfig)
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-    vec: VecConfig = field(default_factory=VecConfig)
-    env: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for name, section in _SECTIONS.items():
-            if not isinstance(getattr(self, name), section):
-                raise ConfigError(
-                    f"Config.{name} is {getattr(self, name)!r}; pass a {section.__name__}(...) "
-                    "(or build the whole config with Config.from_dict)"
-                )
-        if not isinstance(self.env, dict) or not all(isinstance(k, str) for k in self.env):
-            raise ConfigError(
-                f"Config.env is {self.env!r}; pass a dict of the env constructor's keyword "
-                "arguments"
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready nested dict (what the run directory and checkpoints store)."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Config:
-        """Inverse of `to_dict`, checked like the constructors.
-
-        Raises:
-            ConfigError: an unknown key (naming it and the known ones) or a bad value.
-        """
-        kwargs: dict[str, Any] = {"env": dict(data.get("env", {}))}
-        for name, section in _SECTIONS.items():
-            values = dict(data.get(name, {}))
-            known = {f.name for f in dataclasses.fields(section)}
-            unknown = sorted(set(values) - known)
-            if unknown:
-                raise ConfigError(
-                    f"config section [{name}] has unknown keys {unknown}; known keys: "
-                    f"{sorted(known)}"
-                )
-            kwargs[name] = section(**values)
-        return cls(**kwargs)
+TYPED_SECTIONS: dict[str, type] = {"vec": VecConfig, "policy": PolicyConfig, "train": TrainConfig}
+"""The typed sections by TOML name, in the order `puffer config` prints them."""
 
 
 def field_help(section: type) -> dict[str, str]:
     """`{field name: one-line meaning}` for a config dataclass."""
     return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(section)}
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Sizes derived from `TrainConfig` and the env's agent count, validated once.
-
-    Attributes:
-        num_agents: rows the vecenv reports per full step (N).
-        horizon: steps per segment (T).
-        segments: segments per epoch (S = batch_size / T).
-        chunks: segments each agent fills per epoch (S / N).
-        batch_size: agent steps per epoch (S * T).
-        minibatch_segments: segments per minibatch.
-        minibatches: minibatches per epoch (update_epochs * S / minibatch_segments).
-        epochs: epochs to reach total_timesteps over all DDP ranks (rounded up).
-    """
-
-    num_agents: int
-    horizon: int
-    segments: int
-    chunks: int
-    batch_size: int
-    minibatch_segments: int
-    minibatches: int
-    epochs: int
-
-    @classmethod
-    def derive(cls, train: TrainConfig, num_agents: int, world_size: int = 1) -> Sizes:
-        """Compute and check every derived size; `world_size` ranks share total_timesteps.
-
-        Raises:
-            ConfigError: a size does not divide another; the message shows both numbers.
-        """
-        horizon = train.horizon
-        batch_size = train.batch_size or num_agents * horizon
-        if batch_size % (num_agents * horizon):
-            raise ConfigError(
-                f"train.batch_size {batch_size} is not a multiple of num_agents * horizon = "
-                f"{num_agents} * {horizon} = {num_agents * horizon}; set it to a multiple "
-                "(or 0 for one segment per agent)"
-            )
-        minibatch_size = min(train.minibatch_size, batch_size)
-        if minibatch_size % horizon:
-            raise ConfigError(
-                f"train.minibatch_size {minibatch_size} is not a multiple of horizon {horizon}"
-            )
-        segments = batch_size // horizon
-        minibatch_segments = minibatch_size // horizon
-        if segments % minibatch_segments:
-            raise ConfigError(
-                f"segments per epoch {segments} (batch_size {batch_size} / horizon {horizon}) is "
-                f"not a multiple of segments per minibatch {minibatch_segments} (minibatch_size "
-                f"{minibatch_size} / horizon {horizon}); pick sizes that divide"
-            )
-        return cls(
-            num_agents=num_agents,
-            horizon=horizon,
-            segments=segments,
-            chunks=segments // num_agents,
-            batch_size=batch_size,
-            minibatch_segments=minibatch_segments,
-            minibatches=train.update_epochs * segments // minibatch_segments,
-            epochs=max(1, math.ceil(train.total_timesteps / (batch_size * world_size))),
-        )

@@ -4,8 +4,8 @@ An override names a path into the config (`--train.learning-rate 3e-4`, `--vec.b
 `--sweep.train.learning-rate.max 0.1`). Hyphens and underscores are the same character in keys.
 Each value is parsed as the key's `Kind` (from its dataclass field's type, or from the value it
 replaces): bool, int, float, str or list; `none` where the key may be unset. A bool override may
-leave out its value (`--train.anneal-lr` means true). `ConfigError` is puffer-train's: the same
-error whether a bad value comes from a TOML file, the command line or Python.
+leave out its value (`--train.anneal-lr` means true). A bad value raises the same `ConfigError`
+whether it comes from a TOML file, the command line or Python.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
-from puffer.train.config import ConfigError
+from puffer.train.config.sections import ConfigError
 
 __all__ = [
-    "ConfigError",
     "Kind",
     "Override",
     "closest",

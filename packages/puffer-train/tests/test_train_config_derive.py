@@ -1,5 +1,6 @@
 """Defaults derived from an env's spaces: each encoder and head choice on a real Gymnasium env,
-built, acted and updated once; the family TOMLs; `puffer config` says why each key is set."""
+built, acted and updated once; the family TOMLs the `gym-<id>` creators name; `puffer config`
+says why each key is set."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pytest
 import torch
 from gymnasium import spaces, wrappers
 
-from puffer.cli.config import load_config
-from puffer.cli.derive import derive_defaults, family_config
 from puffer.core import GymnasiumPufferEnv, env_creator
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
+from puffer.train.config import load_config
+from puffer.train.config.derive import derive_defaults
 from puffer.train.policies import (
     CategoricalHead,
     GaussianHead,
@@ -71,9 +72,9 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         return GymnasiumPufferEnv(factory(), buf=buf, seed=seed)
 
     derived = derive_defaults(creator, {})
-    keys = {(d.section, d.key): d.value for d in derived.keys}
+    keys = {(d.section, d.key): d.value for d in derived}
     assert keys[("vec", "backend")] == "multiprocessing"
-    assert all(d.why for d in derived.keys)
+    assert all(d.why for d in derived)
     policy_keys = {k: v for (s, k), v in keys.items() if s == "policy"}
     config = Config(
         train=TrainConfig(
@@ -87,7 +88,6 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         policy = make_policy(config.policy, vecenv)
         assert isinstance(policy.encoder, encoder_class)
         assert isinstance(policy.head, head_class)
-        assert derived.continuous == isinstance(policy.head, GaussianHead)
         before = [p.detach().clone() for p in policy.parameters()]
         trainer = PuffeRL(config, vecenv, policy)
         trainer.evaluate()
@@ -107,19 +107,26 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         vecenv.close()
 
 
-def test_family_configs_are_matched_by_gymnasium_id() -> None:
-    assert family_config("gym-CartPole-v1", continuous=False).name == "classic-control.toml"
-    pendulum = family_config("gym-Pendulum-v1", continuous=True).name
-    assert pendulum == "classic-control-continuous.toml"
-    assert family_config("gym-LunarLander-v3", continuous=False).name == "box2d.toml"
-    assert family_config("gym-HalfCheetah-v5", continuous=True).name == "mujoco.toml"
-    assert family_config("gym-Blackjack-v1", continuous=False) is None
-    assert family_config("breakout", continuous=False) is None
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("gym-CartPole-v1", "classic-control.toml"),
+        ("gym-Pendulum-v1", "classic-control-continuous.toml"),
+        ("gym-MountainCarContinuous-v0", "classic-control-continuous.toml"),
+        ("gym-LunarLander-v3", "box2d.toml"),
+        ("gym-HalfCheetah-v5", "mujoco.toml"),
+        ("gym-Blackjack-v1", None),
+        ("breakout", None),
+    ],
+)
+def test_gym_creators_name_their_family_config(name: str, family: str | None) -> None:
+    config_file = getattr(env_creator(name), "family_config_file", None)
+    assert (config_file.name if config_file is not None else None) == family
 
 
 def test_config_notes_say_why_and_later_layers_win() -> None:
     config = load_config("gym-Pendulum-v1", overrides=["--train.gamma", "0.98"])
-    run, notes = config.run, config.notes
+    run, notes = config, config.notes
     assert run.vec.backend == "multiprocessing" and run.vec.num_envs == 8
     assert run.vec.num_envs % run.vec.num_workers == 0
     assert run.policy.normalize_obs and run.train.normalize_reward
@@ -135,7 +142,7 @@ def test_config_notes_say_why_and_later_layers_win() -> None:
 def test_mujoco_family_resolves_for_a_real_mujoco_env() -> None:
     # Builds HalfCheetah-v5 to derive its spaces, so MuJoCo must be installed by the workspace.
     config = load_config("gym-HalfCheetah-v5")
-    run, notes = config.run, config.notes
+    run, notes = config, config.notes
     assert "mujoco.toml" in notes[("train", "update_epochs")] and run.train.update_epochs == 10
     assert run.policy.normalize_obs and run.train.normalize_reward
     assert notes[("policy", "encoder")].startswith("derived:") and run.policy.encoder == "mlp"
@@ -143,16 +150,16 @@ def test_mujoco_family_resolves_for_a_real_mujoco_env() -> None:
 
 def test_workers_follow_an_overridden_env_count() -> None:
     config = load_config("gym-CartPole-v1", overrides=["--vec.num-envs", "3"])
-    assert config.run.vec.num_envs == 3 and 3 % config.run.vec.num_workers == 0
+    assert config.vec.num_envs == 3 and 3 % config.vec.num_workers == 0
 
 
 def test_envs_with_their_own_toml_get_nothing_derived() -> None:
     config = load_config("breakout")
-    assert config.notes == {} and config.run.vec.backend == "native"
+    assert config.notes == {} and config.vec.backend == "native"
 
 
 def test_native_envs_without_a_toml_keep_their_own_batch() -> None:
     creator = env_creator("squared")
     derived = derive_defaults(creator, {"num_envs": 2})
-    keys = {(d.section, d.key): d.value for d in derived.keys}
+    keys = {(d.section, d.key): d.value for d in derived}
     assert keys[("vec", "backend")] == "native" and ("vec", "num_envs") not in keys

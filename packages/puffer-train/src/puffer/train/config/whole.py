@@ -1,0 +1,228 @@
+"""`Config`: a whole run's config, its TOML sections together, and its text form.
+
+    [env]     keyword arguments of the env's creator       Config.env (a dict)
+    [vec]     how the env is vectorized                    Config.vec (VecConfig)
+    [policy]  the network                                  Config.policy (PolicyConfig)
+    [train]   PPO, the optimizer, bookkeeping              Config.train (TrainConfig)
+    [sweep]   how `puffer sweep` searches its keys         Config.sweep (puffer-sweep's)
+
+`load_config` (puffer.train.config.layers) builds one from an env's TOML files and overrides;
+`Config()` is the typed defaults alone. A checkpoint and a run directory store `to_dict()`, the
+sections a run trains with; `to_toml()` is what `puffer config ENV` prints and `--config FILE`
+reads back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import tomli_w
+
+from puffer.sweep import SweepConfig
+from puffer.train.config.sections import (
+    TYPED_SECTIONS,
+    ConfigError,
+    PolicyConfig,
+    TrainConfig,
+    VecConfig,
+    check_field,
+    field_help,
+)
+from puffer.train.config.values import Kind, coerce, flag
+
+__all__ = ["FIELD_KINDS", "SWEEP_OPTIONS", "Config", "checked", "known_kind"]
+
+# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables, and
+# `metric` is not set here: a sweep ranks its runs by their score, whose statistic is
+# `train.score_stat` (puffer.train.score), so one key decides it for runs and sweeps alike.
+_NOT_SWEEP_OPTIONS = ("space", "metric")
+SWEEP_OPTIONS = {
+    name: Kind.of_hint(hint)
+    for name, hint in get_type_hints(SweepConfig).items()
+    if name not in _NOT_SWEEP_OPTIONS
+}
+# The kind of every typed key, by section: how command-line text for it is parsed.
+FIELD_KINDS = {
+    name: {key: Kind.of_hint(hint) for key, hint in get_type_hints(section).items()}
+    for name, section in TYPED_SECTIONS.items()
+}
+
+
+@dataclass
+class Config:
+    """A whole run: the typed sections, the env creator's keyword arguments and the sweep.
+
+    Attributes:
+        train: [train] as a `TrainConfig`.
+        policy: [policy] as a `PolicyConfig`.
+        vec: [vec] as a `VecConfig`.
+        env: [env]: keyword arguments for the env's creator.
+        sweep: [sweep] as puffer-sweep's `SweepConfig` (options and search space); None for a
+            config built in Python without one.
+        sweep_params: The searched parameters' spec tables by dotted key (e.g.
+            "train.gamma": {"distribution": "logit", ...}), kept to print them back.
+        env_name: The registered env the config was resolved for, if any.
+        notes: Why a key has its value, by (section, key), for keys derived from the env's
+            spaces or set by a family TOML (and not set again by a later layer).
+    """
+
+    train: TrainConfig = field(default_factory=TrainConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    vec: VecConfig = field(default_factory=VecConfig)
+    env: dict[str, Any] = field(default_factory=dict)
+    sweep: SweepConfig | None = None
+    sweep_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    env_name: str | None = None
+    notes: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, section in TYPED_SECTIONS.items():
+            if not isinstance(getattr(self, name), section):
+                raise ConfigError(
+                    f"Config.{name} is {getattr(self, name)!r}; pass a {section.__name__}(...) "
+                    "(or build the whole config with Config.from_dict)"
+                )
+        if not isinstance(self.env, dict) or not all(isinstance(k, str) for k in self.env):
+            raise ConfigError(
+                f"Config.env is {self.env!r}; pass a dict of the env constructor's keyword "
+                "arguments"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The sections a run trains with, as a JSON-ready nested dict: [train], [policy],
+        [vec] and [env] (what the run directory and checkpoints store)."""
+        return {
+            "train": dataclasses.asdict(self.train),
+            "policy": dataclasses.asdict(self.policy),
+            "vec": dataclasses.asdict(self.vec),
+            "env": dict(self.env),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Config:
+        """Inverse of `to_dict`, checked like the constructors.
+
+        Raises:
+            ConfigError: an unknown key (naming it and the known ones) or a bad value.
+        """
+        kwargs: dict[str, Any] = {"env": dict(data.get("env", {}))}
+        for name, section in TYPED_SECTIONS.items():
+            values = dict(data.get(name, {}))
+            known = {f.name for f in dataclasses.fields(section)}
+            unknown = sorted(set(values) - known)
+            if unknown:
+                raise ConfigError(
+                    f"config section [{name}] has unknown keys {unknown}; known keys: "
+                    f"{sorted(known)}"
+                )
+            kwargs[name] = section(**values)
+        return cls(**kwargs)
+
+    def to_toml(self) -> str:
+        """The config as TOML text, which `--config FILE` accepts back.
+
+        Every key is written; an unset optional key (None, which TOML cannot hold) is written
+        as a comment, and a derived or family key is followed by a comment saying why.
+        """
+        tables: list[tuple[str, Mapping[str, Any]]] = [
+            ("env", self.env),
+            *((name, dataclasses.asdict(getattr(self, name))) for name in TYPED_SECTIONS),
+        ]
+        if self.sweep is not None:
+            tables.append(("sweep", {name: getattr(self.sweep, name) for name in SWEEP_OPTIONS}))
+            tables += [(f"sweep.{name}", spec) for name, spec in self.sweep_params.items()]
+        name = self.env_name
+        title = f"The resolved config of {name} (puffer config {name})." if name else "A run."
+        lines = [f"# {title}"]
+        for header, table in tables:
+            lines += ["", f"[{header}]"]
+            for key, value in table.items():
+                note = self.notes.get((header, key))
+                if value is None:
+                    lines.append(f"# {key}: unset (None); TOML has no null, so it is left out")
+                else:
+                    line = tomli_w.dumps({key: value}).rstrip("\n")
+                    lines.append(f"{line}  # {note}" if note else line)
+        return "\n".join(lines) + "\n"
+
+    def keys(self) -> Iterator[tuple[tuple[str, str], Any, Kind, str]]:
+        """Every settable key but the parameter tables: `((section, key), value, kind, meaning)`.
+
+        Example:
+            >>> from puffer.train.config import load_config
+            >>> config = load_config("squared")
+            >>> next(row for row in config.keys() if row[0] == ("sweep", "max_cost"))[1:3]
+            (None, Kind(name='float', optional=True, element=None))
+        """
+        for key, value in self.env.items():
+            yield ("env", key), value, Kind.of(value), "env constructor keyword"
+        for name, section in TYPED_SECTIONS.items():
+            meanings = field_help(section)
+            for key, kind in FIELD_KINDS[name].items():
+                yield (name, key), getattr(getattr(self, name), key), kind, meanings[key]
+        if self.sweep is not None:
+            meanings = _documented_attributes(SweepConfig)
+            for key, kind in SWEEP_OPTIONS.items():
+                yield ("sweep", key), getattr(self.sweep, key), kind, meanings.get(key, "")
+
+    def with_params(self, params: Mapping[str, Any]) -> Config:
+        """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion.
+
+        Raises:
+            ConfigError: A key is unknown, or a value has the wrong type or is out of range.
+        """
+        changes: dict[str, dict[str, Any]] = {name: {} for name in (*TYPED_SECTIONS, "env")}
+        for name, value in params.items():
+            section, _, key = name.partition(".")
+            kind = known_kind(section, key, self.env)
+            if kind is None:
+                raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
+            where = flag((section, key))
+            # An error quotes the value the sweep's base config has.
+            base = self.env if section == "env" else vars(getattr(self, section))
+            changes[section][key] = checked(
+                section, key, coerce(value, kind, where), where, base.get(key)
+            )
+        sections = {
+            name: dataclasses.replace(getattr(self, name), **changes[name])
+            for name in TYPED_SECTIONS
+        }
+        return dataclasses.replace(self, env={**self.env, **changes["env"]}, **sections)
+
+
+def known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
+    """The kind of config key `section.key` (an [env] key is typed by its current value), or
+    None when there is no such key."""
+    if section in FIELD_KINDS:
+        return FIELD_KINDS[section].get(key)
+    if section == "env":
+        return Kind.of(env[key]) if key in env else None
+    return None
+
+
+def checked(section: str, key: str, value: Any, where: str, default: Any) -> Any:
+    """Range and finiteness checks of the typed sections ([env] values are the env's to check);
+    an error quotes `default`, the value the key has for this env without the bad setting."""
+    if section in TYPED_SECTIONS:
+        return check_field(TYPED_SECTIONS[section], key, value, where, default)
+    return value
+
+
+def _documented_attributes(cls: type) -> dict[str, str]:
+    """`{name: meaning}` from the `Attributes:` block of a Google-style class docstring."""
+    meanings: dict[str, str] = {}
+    block = (inspect.getdoc(cls) or "").partition("Attributes:\n")[2]
+    for line in block.splitlines():
+        if line and not line.startswith(" "):
+            break  # the next section of the docstring
+        name, colon, text = line.strip().partition(": ")
+        if line.startswith("    ") and not line.startswith("     ") and colon:
+            meanings[name] = text
+        elif meanings and line.strip():
+            last = next(reversed(meanings))
+            meanings[last] += " " + line.strip()
+    return meanings

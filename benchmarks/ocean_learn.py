@@ -6,7 +6,9 @@ Rows per env and seed:
   and vec counts as shipped (`--vec.backend Serial`: its Multiprocessing backend asks for more
   workers than 2 cores have; Serial steps the same env objects in one process);
 - `same`: `puffer train ENV` with every value of that `.ini` (`anchor.ours_from_pufferlib`);
-- `shipped`: `puffer train ENV` with our TOML, at PufferLib's budget.
+- `shipped`: `puffer train ENV` with our TOML as shipped, its budget cut to PufferLib's where
+  it is longer (cartpole's TOML trains 99,840 steps in 256-step batches: a recipe for that
+  budget, not for PufferLib's 20M).
 
 Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
 skipped when that file already holds a finished run, so a long table fills over several
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 from anchor import ours_from_pufferlib, pufferlib_config, pufferlib_python
@@ -102,6 +105,13 @@ def run_ours(env: str, seed: int, threads: int, flags: list[str]) -> list[dict]:
     return curve
 
 
+def shipped_budget(env: str) -> int:
+    """`train.total_timesteps` of ENV's shipped TOML (`puffer config ENV`)."""
+    done = subprocess.run([sys.executable, "-m", "puffer.cli", "config", env],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return int(tomllib.loads(done.stdout)["train"]["total_timesteps"])
+
+
 def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -> Path:
     """Run one (env, row, seed) unless its curve is stored; returns the curve's path."""
     path = Path(args.out) / env / row / f"seed{seed}.jsonl"
@@ -114,6 +124,7 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
     elif row == "same":
         curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config))
     else:
+        steps = min(steps, shipped_budget(env))
         curve = run_ours(env, seed, args.threads, ["--train.total-timesteps", str(steps)])
     meta = {"env": env, "row": row, "seed": seed, "budget": steps, "threads": args.threads,
             "machine": _machine(), "date": time.strftime("%Y-%m-%d")}  # fmt: skip

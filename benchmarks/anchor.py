@@ -84,12 +84,14 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
     base, rnn = config["base"], config.get("rnn", {})
     overrides = {f"train.{key}": train[key] for key in _SAME if key in train}
     overrides["train.horizon"] = train["bptt_horizon"]
-    if train.get("batch_size", "auto") != "auto":
-        overrides["train.batch_size"] = train["batch_size"]
+    # PufferLib's "auto" is one segment of every agent a batch: our 0.
+    batch = train.get("batch_size", "auto")
+    overrides["train.batch_size"] = 0 if batch == "auto" else batch
     overrides["train.optimizer"] = train["optimizer"]
     if train["optimizer"] == "muon":
         overrides["train.muon_momentum"] = train["adam_beta1"]
     overrides["train.reward_clip"] = 1.0
+    overrides["train.refresh_values"] = True
     agents = int(env.get("num_envs", 1)) * int(vec.get("num_envs", 1))
     overrides["env.num_envs"] = agents
     for key, value in env.items():

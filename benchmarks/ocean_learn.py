@@ -141,8 +141,26 @@ def score_at(curve: list[dict], step: float) -> float | None:
     return scores[-1] if scores else None
 
 
-def summary(path: Path) -> dict:
+def seconds_to(curve: list[dict], score: float) -> float | None:
+    """Training seconds until the logged score first reaches `score` (None if it never does):
+    PufferLib's rows log the wall time at each point; ours count each epoch's steps at its
+    steps/s (training only, without start-up)."""
+    elapsed, last_step = 0.0, 0
+    for point in curve:
+        elapsed += (point["step"] - last_step) / point["sps"]
+        last_step = point["step"]
+        if point.get("score", float("-inf")) >= score:
+            return point["wall"] if all("wall" in p for p in curve) else elapsed
+    return None
+
+
+def load(path: Path) -> tuple[dict, list[dict]]:
     meta, *curve = (json.loads(line) for line in path.read_text().splitlines())
+    return meta, curve
+
+
+def summary(path: Path) -> dict:
+    meta, curve = load(path)
     budget = meta["budget"]
     end = curve[-1]["step"]
     walls = [point["wall"] for point in curve if "wall" in point]
@@ -157,22 +175,31 @@ def summary(path: Path) -> dict:
 
 
 def report(args: argparse.Namespace) -> None:
+    """One line per run; `to PufferLib's mean` is the time each run took to first reach the mean
+    final score of the env's `pufferlib` row (its seeds in this table)."""
     print(
-        "| env | row | seed | budget | score at 25 % | 50 % | 100 % | steps/s | wall | machine, date |"
+        "| env | row | seed | budget | score at 25 % | 50 % | 100 % | steps/s | wall | "
+        "to PufferLib's mean | machine, date |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for env in args.envs:
+        theirs = [Path(args.out) / env / "pufferlib" / f"seed{seed}.jsonl" for seed in args.seeds]
+        finals = [summary(path)["scores"][-1] for path in theirs if path.exists()]
+        target = statistics.mean(finals) if finals else None
         for row in args.rows:
             for seed in args.seeds:
                 path = Path(args.out) / env / row / f"seed{seed}.jsonl"
                 if not path.exists():
-                    print(f"| {env} | {row} | {seed} | | not run | | | | | |")
+                    print(f"| {env} | {row} | {seed} | | not run | | | | | | |")
                     continue
                 s = summary(path)
                 cells = " | ".join("-" if x is None else f"{x:.1f}" for x in s["scores"])
+                reach = None if target is None else seconds_to(load(path)[1], target)
+                reached = "-" if reach is None else f"{reach / 60:.1f} min"
                 print(
                     f"| {env} | {row} | {seed} | {s['budget'] / 1e6:g}M | {cells} | "
-                    f"{s['sps'] / 1e3:.0f}k | {s['wall'] / 60:.1f} min | {s['machine']}, {s['date']} |"
+                    f"{s['sps'] / 1e3:.0f}k | {s['wall'] / 60:.1f} min | {reached} | "
+                    f"{s['machine']}, {s['date']} |"
                 )
 
 

@@ -100,6 +100,7 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
     hidden = config.get("policy", {}).get("hidden_size")
     if hidden is not None:
         overrides["policy.hidden_size"] = hidden
+    overrides["policy.init"] = "pufferlib"
     if base.get("rnn_name") not in (None, "None"):
         overrides["policy.recurrent"] = "lstm"
         if rnn.get("hidden_size") is not None:

@@ -62,11 +62,12 @@ DIFFERENCES = (
     ("value refresh", "fixed",
      "PufferLib writes each minibatch's new values over the stored ones, so later minibatches' "
      "advantages and value clip start from them; ours kept the rollout's (train.refresh_values)"),
-    ("init", "kept",
+    ("init", "option",
      "initial weights: ours orthogonal (encoder gain sqrt 2, LSTM gain 1 with zero biases, "
      "action head 0.01); PufferLib's LSTM wrapper re-initializes the wrapped policy orthogonal "
-     "at gain 1 (its action head too) and keeps torch's uniform LSTM init. Learning on breakout "
-     "at its config matches its curve with ours"),
+     "at gain 1 (its action head too) and keeps torch's uniform LSTM init. Breakout at its "
+     "config learns its curve with ours; pong at its config stalls with ours on 3 seeds and "
+     "learns with its init, now policy.init = 'pufferlib' (set for every 'same' run)"),
     ("segment end", "kept",
      "PufferLib sets the advantage of a segment's last step to 0 and drops the reward that "
      "arrives with the next segment's first observation; ours bootstraps from V(next obs)"),

@@ -106,6 +106,46 @@ def test_unknown_policy_names_raise() -> None:
         make_policy(PolicyConfig(recurrent="gru"), spec)
 
 
+def _orthogonal_at(weight: torch.Tensor, gain: float) -> bool:
+    """Rows (or columns, whichever are fewer) orthonormal up to `gain`."""
+    w = weight.detach().reshape(weight.shape[0], -1) / gain
+    small = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+    return torch.allclose(small, torch.eye(small.shape[0]), atol=1e-4)
+
+
+def test_pufferlib_init_is_its_lstm_wrappers() -> None:
+    """policy.init = 'pufferlib': outside the core every weight orthogonal at gain 1 and every
+    bias 0 (the action head too, at 0.01 otherwise); the LSTM at torch's uniform default."""
+    spec = _Spec(spaces.Box(-1, 1, (6,)), spaces.Discrete(3))
+    torch.manual_seed(0)
+    ours = make_policy(PolicyConfig(hidden_size=16, recurrent="lstm"), spec)
+    theirs = make_policy(PolicyConfig(hidden_size=16, recurrent="lstm", init="pufferlib"), spec)
+    assert _orthogonal_at(ours.head.linear.weight, 0.01)
+    assert _orthogonal_at(theirs.head.linear.weight, 1.0)
+    for name, param in theirs.named_parameters():
+        if name.startswith("core."):
+            bound = 1 / 16**0.5  # torch's LSTM init: uniform in +-1/sqrt(hidden)
+            assert param.abs().max() <= bound and param.abs().max() > bound / 2, name
+            assert param.std() > 0.5 * bound / 3**0.5, name
+        elif "bias" in name:
+            assert not param.any(), name
+        else:
+            assert _orthogonal_at(param, 1.0), name
+    assert _orthogonal_at(ours.core.lstm.weight_hh_l0, 1.0)  # ours: orthogonal, not uniform
+    assert not _orthogonal_at(theirs.core.lstm.weight_hh_l0, 1.0)
+
+
+def test_pufferlib_init_without_a_core_resets_only_the_encoder() -> None:
+    spec = _Spec(spaces.Box(-1, 1, (6,)), spaces.Discrete(3))
+    policy = make_policy(PolicyConfig(hidden_size=16, init="pufferlib"), spec)
+    encoder = next(p for n, p in policy.encoder.named_parameters() if n.endswith("weight"))
+    assert encoder.abs().max() <= 1 / 6**0.5  # nn.Linear's default: uniform in +-1/sqrt(fan_in)
+    assert not _orthogonal_at(encoder, 2**0.5)
+    assert _orthogonal_at(policy.head.linear.weight, 0.01)
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.init is 'xavier'"):
+        PolicyConfig(init="xavier")
+
+
 def test_encoder_named_by_import_path() -> None:
     # A family's own encoder is "module:factory" (puffer-envs' NetHack tests train with one);
     # one that does not import, or a name of another form, is refused with the fix.

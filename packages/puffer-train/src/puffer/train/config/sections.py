@@ -365,6 +365,14 @@ class PolicyConfig(_Checked):
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
     mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'", _at_least(1))
     cnn_channels: int = _f(32, "base channel count of the CNN encoders", _at_least(1))
+    init: str = _f(
+        "puffer",
+        "initial weights: 'puffer' (orthogonal: encoder gain sqrt 2, action head 0.01, value 1, "
+        "recurrent core gain 1 with zero biases) or 'pufferlib' (PufferLib 3.0's: with a "
+        "recurrent core every other weight orthogonal at gain 1 and biases 0, the LSTM at "
+        "torch's default; without one its default policy's, the encoder at torch's default)",
+        _one_of("puffer", "pufferlib"),
+    )
     encoder_dtype: str = _f(
         "float32",
         "what the encoder computes in: 'float32'; 'bfloat16' (torch.autocast, in rollout and "

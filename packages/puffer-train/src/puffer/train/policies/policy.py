@@ -23,7 +23,7 @@ from puffer.train.policies.encoders import (
 from puffer.train.policies.heads import ActionHead, make_head
 from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
 
-__all__ = ["Policy", "make_policy", "native_bfloat16"]
+__all__ = ["Policy", "make_policy", "native_bfloat16", "pufferlib_init"]
 
 State = tuple[Tensor, ...]
 
@@ -41,7 +41,7 @@ class Policy(nn.Module):
             None for bfloat16 where the observations' device computes it natively
             (`native_bfloat16`) and float32 elsewhere.
 
-    The output layers `head` and `value` are left to AdamW by Muon (see `puffer.train.optim`).
+    Every parameter, the heads included, takes the optimizer's one rule (`puffer.train.optim`).
     """
 
     def __init__(
@@ -213,7 +213,36 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
     encoder_dtype = dtypes[config.encoder_dtype]
-    return Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype)
+    policy = Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype)
+    return pufferlib_init(policy) if config.init == "pufferlib" else policy
+
+
+def pufferlib_init(policy: Policy) -> Policy:
+    """Re-initialize `policy` as PufferLib 3.0 does (`policy.init = "pufferlib"`); returns it.
+
+    With a recurrent core, as its LSTM wrapper: every weight outside the core orthogonal at gain
+    1 and every bias 0 (the action head too, which starts far from uniform), an LSTM at torch's
+    default (uniform in ±1/sqrt(hidden)). Without one, as its default policy: the encoder's layers
+    at torch's default; the heads keep ours, which are its (action 0.01, value 1). On pong at its
+    config this init learns where ours stalls (puffer-ocean README, learning beside PufferLib).
+    """
+    if policy.core is None:
+        for module in policy.encoder.modules():
+            if module is not policy.encoder and hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+        return policy
+    with torch.no_grad():
+        for name, param in policy.named_parameters():
+            if name.startswith("core."):
+                continue
+            if "bias" in name:
+                param.zero_()
+            elif param.ndim >= 2:
+                nn.init.orthogonal_(param, 1.0)
+    for module in policy.core.modules():
+        if isinstance(module, nn.LSTM):
+            module.reset_parameters()
+    return policy
 
 
 @functools.cache

@@ -193,7 +193,7 @@ def report(args: argparse.Namespace) -> None:
                     print(f"| {env} | {row} | {seed} | | not run | | | | | | |")
                     continue
                 s = summary(path)
-                cells = " | ".join("-" if x is None else f"{x:.1f}" for x in s["scores"])
+                cells = " | ".join(_score(x) for x in s["scores"])
                 reach = None if target is None else seconds_to(load(path)[1], target)
                 reached = "-" if reach is None else f"{reach / 60:.1f} min"
                 print(
@@ -201,6 +201,11 @@ def report(args: argparse.Namespace) -> None:
                     f"{s['sps'] / 1e3:.0f}k | {s['wall'] / 60:.1f} min | {reached} | "
                     f"{s['machine']}, {s['date']} |"
                 )
+
+
+def _score(x: float | None) -> str:
+    """Three decimals for scores in [-2, 2] (win rates, squared's), one for the rest."""
+    return "-" if x is None else f"{x:.3f}" if abs(x) < 2 else f"{x:.1f}"
 
 
 def _machine() -> str:

@@ -26,6 +26,7 @@ PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # ~1 min on an idle 2-core machine, 2.5 min at load 5; 3x for slower ones
 def test_shipped_breakout_config_learns_scaled_down(tmp_path: Path) -> None:
     done = subprocess.run(
         [*PUFFER, "train", "breakout", "--no-dashboard",

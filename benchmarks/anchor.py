@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -112,3 +114,16 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
             str(value).lower() if isinstance(value, bool) else str(value),
         ]
     return flags
+
+
+def machine() -> str:
+    """`2-core AMD EPYC`: the core count and CPU model every stored benchmark result names."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()}-core {model}"

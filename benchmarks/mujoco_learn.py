@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from anchor import machine
 
 ENVS = (
     "Ant", "HalfCheetah", "Hopper", "Humanoid", "HumanoidStandup", "InvertedDoublePendulum",
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace, env: str, row: str, seed: int) -> Path | None:
     if done.returncode != 0 or not lines:
         raise SystemExit(f"{row} on {env_id} seed {seed} failed:\n{done.stderr[-3000:]}")
     result = json.loads(lines[-1][7:])
-    result.update(wall=time.time() - start, machine=_machine(), date=time.strftime("%Y-%m-%d"))
+    result.update(wall=time.time() - start, machine=machine(), date=time.strftime("%Y-%m-%d"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return path
@@ -149,18 +150,6 @@ def report(args: argparse.Namespace) -> None:
         print(f"| {env} | {' | '.join(cells)} | {ratio} |")
 
 
-def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()}-core {model}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("envs", nargs="*", default=list(ENVS), help="default: all of v5")
@@ -172,7 +161,7 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="print the table only")
     args = parser.parse_args()
     if not args.report:
-        print(f"{_machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
         for seed in args.seeds:
             for env in args.envs:
                 for row in args.rows:

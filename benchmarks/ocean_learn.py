@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from anchor import ours_from_pufferlib, pufferlib_config, pufferlib_python
+from anchor import machine, ours_from_pufferlib, pufferlib_config, pufferlib_python
 
 ROWS = ("pufferlib", "same", "shipped")
 
@@ -127,7 +126,7 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
         steps = min(steps, shipped_budget(env))
         curve = run_ours(env, seed, args.threads, ["--train.total-timesteps", str(steps)])
     meta = {"env": env, "row": row, "seed": seed, "budget": steps, "threads": args.threads,
-            "machine": _machine(), "date": time.strftime("%Y-%m-%d")}  # fmt: skip
+            "machine": machine(), "date": time.strftime("%Y-%m-%d")}  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(json.dumps(x) for x in [meta, *curve]) + "\n")
@@ -145,12 +144,13 @@ def seconds_to(curve: list[dict], score: float) -> float | None:
     """Training seconds until the logged score first reaches `score` (None if it never does):
     PufferLib's rows log the wall time at each point; ours count each epoch's steps at its
     steps/s (training only, without start-up)."""
+    logs_wall = all("wall" in point for point in curve)
     elapsed, last_step = 0.0, 0
     for point in curve:
         elapsed += (point["step"] - last_step) / point["sps"]
         last_step = point["step"]
         if point.get("score", float("-inf")) >= score:
-            return point["wall"] if all("wall" in p for p in curve) else elapsed
+            return point["wall"] if logs_wall else elapsed
     return None
 
 
@@ -208,18 +208,6 @@ def _score(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}" if abs(x) < 2 else f"{x:.1f}"
 
 
-def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()}-core {model}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("envs", nargs="+", help="Ocean env names (e.g. breakout pong)")
@@ -232,7 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     python = pufferlib_python(args.pufferlib)
     if not args.report:
-        print(f"{_machine()}, load {os.getloadavg()[0]:.1f}, {args.threads} thread(s)", flush=True)
+        print(f"{machine()}, load {os.getloadavg()[0]:.1f}, {args.threads} thread(s)", flush=True)
         for env in args.envs:
             for seed in args.seeds:
                 for row in args.rows:

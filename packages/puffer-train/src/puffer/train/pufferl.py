@@ -16,7 +16,6 @@ its sinks (`puffer.train.metrics.MetricsSink`).
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import defaultdict, deque
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError, PufferError, mask_width, usable_cores
+from puffer.core import APIUsageError, PufferError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
@@ -48,8 +47,9 @@ from puffer.train.ppo import (
     minibatch_norms,
 )
 from puffer.train.rollout import Rollout, Step
+from puffer.train.runtime import apply_torch_settings, resolve_device
 
-__all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL", "resolve_device"]
+__all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL"]
 
 # Where an epoch's wall time goes (`time/<key>` metrics, fractions of the epoch; `time/other` is
 # the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the vecenv; rollout:
@@ -60,45 +60,6 @@ TIME_SPLIT = ("env", "rollout", "forward", "backward", "optimizer")
 
 # Episodes kept per env statistic for the running means (e.g. the 100-episode mean return).
 RECENT_EPISODES = 100
-
-
-def resolve_device(device: str) -> torch.device:
-    """'auto' -> cuda when available, else cpu; anything else as given."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def torch_threads(config: Config) -> int:
-    """Torch's intra-op thread count for `config`: `train.torch_threads` when above 0; for 0
-    (auto), the cores this process may run on (`OMP_NUM_THREADS` instead when set, so a sweep
-    slot or a test worker can cap it) less one per env worker process, at least 1.
-
-    In-process envs (`vec.backend` native or serial) step between the policy's passes, so the
-    policy gets every core; 'multiprocessing' and 'ray' workers step beside it and keep theirs.
-    """
-    if config.train.torch_threads > 0:
-        return config.train.torch_threads
-    try:
-        cores = int(os.environ.get("OMP_NUM_THREADS", "0"))
-    except ValueError:  # e.g. OpenMP's nested form "4,2": fall back to the machine's cores
-        cores = 0
-    if cores < 1:
-        cores = usable_cores()
-    workers = config.vec.num_workers if config.vec.backend in ("multiprocessing", "ray") else 0
-    return max(1, cores - workers)
-
-
-def apply_torch_settings(config: Config) -> None:
-    """Set torch's intra-op thread count to `torch_threads(config)` and its float32 matrix
-    product precision to `train.matmul_precision`, both process-wide.
-
-    Call it before building the policy: orthogonal init (a QR) rounds differently per thread
-    count, so otherwise a seed's run would depend on what the process ran before; for the same
-    reason a run sets the precision its config names rather than inheriting the process's.
-    """
-    torch.set_num_threads(torch_threads(config))
-    torch.set_float32_matmul_precision(config.train.matmul_precision)
 
 
 # Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes

@@ -26,8 +26,9 @@ from puffer.train.config import Config, load_config
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
-from puffer.train.pufferl import PuffeRL, apply_torch_settings
+from puffer.train.pufferl import PuffeRL
 from puffer.train.rollout import Rollout
+from puffer.train.runtime import apply_torch_settings
 from puffer.train.score import RunScore, ScoredSinks
 
 __all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]

@@ -156,8 +156,8 @@ def test_trainer_with_and_without_the_fused_loss_agrees():
         env = make_vecenv("breakout", config)
         torch.manual_seed(0)
         trainer = PuffeRL(config, env, make_policy(config.policy, env))
-        assert trainer.fused_loss
-        trainer.fused_loss = fused
+        assert trainer.update.fused_loss
+        trainer.update.fused_loss = fused
         for _ in range(2):
             trainer.evaluate()
             losses = trainer.train()

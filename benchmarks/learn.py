@@ -96,7 +96,7 @@ def case_config(case: str) -> tuple[str, Config, str]:
             Config(
                 train=TrainConfig(**CARTPOLE),
                 policy=PolicyConfig(hidden_size=64, num_layers=1),
-                vec=VecConfig(backend="serial", num_envs=8),
+                vec=VecConfig(backend="serial", num_instances=8),
             ),
             "episode_return",
         )

@@ -143,7 +143,7 @@ def _config(case: str, threads: int, device: str, precision: str = "highest") ->
             data_dir=tempfile.mkdtemp(),
         ),
         policy=policy,
-        vec=VecConfig(backend=backend, num_envs=num_envs),
+        vec=VecConfig(backend=backend, num_instances=num_envs),
         env=env_kwargs,
     )
 

@@ -150,7 +150,7 @@ def test_trainer_with_and_without_the_fused_loss_agrees():
                 seed=0,
                 data_dir=tempfile.mkdtemp(),
             ),
-            vec=VecConfig(backend="native", num_envs=1),
+            vec=VecConfig(backend="native", num_instances=1),
             env={"num_envs": 32},
         )
         env = make_vecenv("breakout", config)

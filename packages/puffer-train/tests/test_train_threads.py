@@ -16,7 +16,7 @@ def _config(threads: int = 0, backend: str = "native", workers: int = 1) -> Conf
     num_envs = 1 if backend == "native" else 4
     return Config(
         train=TrainConfig(torch_threads=threads),
-        vec=VecConfig(backend=backend, num_envs=num_envs, num_workers=workers),
+        vec=VecConfig(backend=backend, num_instances=num_envs, num_workers=workers),
     )
 
 

@@ -65,7 +65,7 @@ class TrainResult:
 def make_vecenv(env_name: str, config: Config) -> Any:
     """The env `config.vec` asks for: the env itself ('native') or a puffer.vector backend."""
     vec, seed = config.vec, config.train.seed
-    if vec.backend == "native":  # VecConfig checked num_envs and batch_size when built
+    if vec.backend == "native":  # VecConfig refused more than one instance for it
         return make_env(env_name, **config.env)
     import puffer.vector
 
@@ -74,10 +74,10 @@ def make_vecenv(env_name: str, config: Config) -> Any:
     )
     return puffer.vector.make(
         env_name,
-        num_envs=vec.num_envs,
+        num_envs=vec.num_instances,
         backend=vec.backend,
         num_workers=vec.num_workers,
-        batch_size=vec.batch_size or None,
+        batch_size=vec.instances_per_recv or None,
         zero_copy=vec.zero_copy,
         seed=seed,
         env_kwargs=dict(config.env),
@@ -206,7 +206,7 @@ def train(
         >>> config = Config(
         ...     train=TrainConfig(total_timesteps=256, horizon=16, minibatch_size=64,
         ...                       device="cpu", data_dir=tempfile.mkdtemp()),
-        ...     vec=VecConfig(backend="serial", num_envs=4))
+        ...     vec=VecConfig(backend="serial", num_instances=4))
         >>> train("gym-CartPole-v1", config).global_step
         256
     """

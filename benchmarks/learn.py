@@ -46,8 +46,8 @@ from puffer.train import (
     make_policy,
 )
 from puffer.train.config import ENCODER_DTYPES, MATMUL_PRECISIONS
-from puffer.train.pufferl import apply_torch_settings
 from puffer.train.run import make_vecenv
+from puffer.train.runtime import apply_torch_settings
 
 # Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many epochs).
 # 390 epochs of 256 steps: 99,840 steps, inside the 100k budget. Returns reach ~100 at
@@ -96,7 +96,7 @@ def case_config(case: str) -> tuple[str, Config, str]:
             Config(
                 train=TrainConfig(**CARTPOLE),
                 policy=PolicyConfig(hidden_size=64, num_layers=1),
-                vec=VecConfig(backend="serial", num_envs=8),
+                vec=VecConfig(backend="serial", num_instances=8),
             ),
             "episode_return",
         )

@@ -79,8 +79,9 @@ from puffer.core import mask_width
 from puffer.kernels import cpu_matmul_library
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.config import MATMUL_PRECISIONS
-from puffer.train.pufferl import TIME_SPLIT, torch_threads
+from puffer.train.pufferl import TIME_SPLIT
 from puffer.train.run import make_vecenv
+from puffer.train.runtime import torch_threads
 
 BREAKOUT = ("breakout", {"num_envs": 1024}, "native", 1)
 # Our trainers: (env, env kwargs, vec backend, vec envs, policy, minibatch, microbatch;
@@ -142,7 +143,7 @@ def _config(case: str, threads: int, device: str, precision: str = "highest") ->
             data_dir=tempfile.mkdtemp(),
         ),
         policy=policy,
-        vec=VecConfig(backend=backend, num_envs=num_envs),
+        vec=VecConfig(backend=backend, num_instances=num_envs),
         env=env_kwargs,
     )
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from puffer.cli.main import app
 
 BEFORE = Path(__file__).parent / "data" / "config_before"
-# `num_envs = 8  # derived: 4 copies per core`, `num_workers = 2  # derived: one per core (2
+# `num_instances = 8  # derived: 4 copies per core`, `num_workers = 2  # derived: one per core (2
 # here), ...`: the value, and the count in parentheses, are the machine's.
 _PER_CORE_VALUE = re.compile(r"^(\w+) = \d+(?=  # derived: .*per core)", re.M)
 _CORES_HERE = re.compile(r"\(\d+ here\)")

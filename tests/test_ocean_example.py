@@ -53,7 +53,7 @@ def test_ocean_example_env_trains(tmp_path: Path) -> None:
             data_dir=str(tmp_path),
             seed=1,
         ),
-        vec=VecConfig(backend="serial", num_envs=64),
+        vec=VecConfig(backend="serial", num_instances=64),
     )
     result = train("corridor", config)
     # Random actions reach the goal in 60% of episodes, in 22 steps on average (measured over

@@ -81,6 +81,15 @@ def test_misspelled_key_suggests_the_right_one() -> None:
     assert "did you mean --train.learning-rate" in result.output
 
 
+@pytest.mark.parametrize(
+    ("old", "new"), [("num-envs", "num_instances"), ("batch-size", "instances_per_recv")]
+)
+def test_a_renamed_key_names_the_new_one(old: str, new: str) -> None:
+    result = invoke("train", ENV, f"--vec.{old}", "2")
+    assert result.exit_code == 2
+    assert f"was renamed vec.{new}" in " ".join(result.output.split())
+
+
 def test_unknown_env_lists_close_names() -> None:
     result = invoke("train", "squred")
     assert result.exit_code == 2
@@ -113,7 +122,7 @@ def test_bench_reports_steps_per_second() -> None:
 def test_bench_through_a_vectorizer() -> None:
     result = invoke(
         "bench", ENV, "--seconds", "0.05", "--repeats", "1", "--vec.backend", "serial",
-        "--vec.num-envs", "2", "--vec.num-workers", "2", "--env.num-envs", "4", "--vec.batch-size", "1",
+        "--vec.num-instances", "2", "--vec.num-workers", "2", "--env.num-envs", "4", "--vec.instances-per-recv", "1",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())
@@ -197,7 +206,7 @@ def test_train_a_turn_based_game_then_pit_it_against_opponents() -> None:
     game = "pettingzoo-classic.tictactoe_v3"
     tiny = ["--train.total-timesteps", "256", "--train.horizon", "16"]
     tiny += ["--train.batch-size", "128", "--train.minibatch-size", "128", "--train.device", "cpu"]
-    tiny += ["--vec.backend", "serial", "--vec.num-envs", "4"]
+    tiny += ["--vec.backend", "serial", "--vec.num-instances", "4"]
     trained = invoke("train", game, "--no-dashboard", *tiny)
     assert trained.exit_code == 0, trained.output
     for opponent in ("random", "one-ply", "latest"):

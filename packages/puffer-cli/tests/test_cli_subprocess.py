@@ -191,7 +191,7 @@ def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> N
 # Faults: a vectorizer worker killed or stopped, a reused run id, a full disk -----------------
 
 MULTIPROCESSING = [
-    "--vec.backend", "multiprocessing", "--vec.num-envs", "2", "--vec.num-workers", "2",
+    "--vec.backend", "multiprocessing", "--vec.num-instances", "2", "--vec.num-workers", "2",
     "--env.num-envs", "4", "--train.total-timesteps", "100000000",
 ]  # fmt: skip
 

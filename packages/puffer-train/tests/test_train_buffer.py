@@ -125,7 +125,9 @@ def test_vec_config_asks_for_async_batches(tmp_path) -> None:
         train=TrainConfig(
             total_timesteps=512, horizon=16, minibatch_size=64, data_dir=str(tmp_path)
         ),
-        vec=VecConfig(backend="multiprocessing", num_envs=4, num_workers=4, batch_size=2),
+        vec=VecConfig(
+            backend="multiprocessing", num_instances=4, num_workers=4, instances_per_recv=2
+        ),
     )
     vec = make_vecenv("gym-CartPole-v1", config)
     try:
@@ -138,8 +140,10 @@ def test_vec_config_asks_for_async_batches(tmp_path) -> None:
     # stepping (those steps count as taken) until the slowest row fills its own.
     assert result.epochs == 8 and result.global_step >= 512
     # VecConfig refuses async batches without a vectorizer when it is built
-    with pytest.raises(APIUsageError, match=r"vec\.batch_size is 2 with vec\.backend 'native'"):
-        VecConfig(backend="native", num_envs=1, batch_size=2)
+    with pytest.raises(
+        APIUsageError, match=r"vec\.instances_per_recv is 2 with vec\.backend 'native'"
+    ):
+        VecConfig(backend="native", num_instances=1, instances_per_recv=2)
 
 
 @pytest.mark.parametrize("recurrent", ["lstm", "mingru"])

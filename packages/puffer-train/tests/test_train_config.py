@@ -30,7 +30,7 @@ from puffer.train.config import ConfigError, check_field
         (TrainConfig, {"resume": True}, r"train\.resume is set but train\.run_id is empty"),
         (PolicyConfig, {"recurrent": "gru"}, r"recurrent is 'gru'; .*among 'none', 'lstm', 'mingru'"),
         (VecConfig, {"backend": "threads"}, r"backend is 'threads'; .*among 'native', 'serial'"),
-        (VecConfig, {"num_envs": 4}, r"vec\.num_envs is 4 with vec\.backend 'native'"),
+        (VecConfig, {"num_instances": 4}, r"vec\.num_instances is 4 with vec\.backend 'native'"),
     ],
 )  # fmt: skip
 def test_bad_values_raise_when_built(section: type, kwargs: dict, expected: str) -> None:
@@ -98,7 +98,7 @@ def test_check_host_refuses_an_unwritable_data_dir(tmp_path: Path) -> None:
 def test_train_fails_before_building_anything(tmp_path: Path) -> None:
     config = Config(
         train=TrainConfig(device=_NO_SUCH_DEVICE, data_dir=str(tmp_path / "runs")),
-        vec=VecConfig(backend="serial", num_envs=2),
+        vec=VecConfig(backend="serial", num_instances=2),
     )
     with pytest.raises(ConfigError, match="CUDA device"):
         train("gym-CartPole-v1", config)

@@ -127,8 +127,8 @@ def test_gym_creators_name_their_family_config(name: str, family: str | None) ->
 def test_config_notes_say_why_and_later_layers_win() -> None:
     config = load_config("gym-Pendulum-v1", overrides=["--train.gamma", "0.98"])
     run, notes = config, config.notes
-    assert run.vec.backend == "multiprocessing" and run.vec.num_envs == 8
-    assert run.vec.num_envs % run.vec.num_workers == 0
+    assert run.vec.backend == "multiprocessing" and run.vec.num_instances == 8
+    assert run.vec.num_instances % run.vec.num_workers == 0
     assert run.policy.normalize_obs and run.train.normalize_reward
     assert notes[("policy", "encoder")].startswith("derived:")
     assert "classic-control-continuous.toml" in notes[("train", "learning_rate")]
@@ -149,8 +149,8 @@ def test_mujoco_family_resolves_for_a_real_mujoco_env() -> None:
 
 
 def test_workers_follow_an_overridden_env_count() -> None:
-    config = load_config("gym-CartPole-v1", overrides=["--vec.num-envs", "3"])
-    assert config.vec.num_envs == 3 and 3 % config.vec.num_workers == 0
+    config = load_config("gym-CartPole-v1", overrides=["--vec.num-instances", "3"])
+    assert config.vec.num_instances == 3 and 3 % config.vec.num_workers == 0
 
 
 def test_envs_with_their_own_toml_get_nothing_derived() -> None:
@@ -162,4 +162,4 @@ def test_native_envs_without_a_toml_keep_their_own_batch() -> None:
     creator = env_creator("squared")
     derived = derive_defaults(creator, {"num_envs": 2})
     keys = {(d.section, d.key): d.value for d in derived}
-    assert keys[("vec", "backend")] == "native" and ("vec", "num_envs") not in keys
+    assert keys[("vec", "backend")] == "native" and ("vec", "num_instances") not in keys

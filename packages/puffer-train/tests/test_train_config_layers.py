@@ -133,11 +133,11 @@ def test_coerce_lists_and_numbers() -> None:
 
 
 def test_negative_values_and_bare_flags_parse() -> None:
-    parsed = parse_overrides(["--train.seed", "-3", "--train.resume", "--vec.num-envs=2"])
+    parsed = parse_overrides(["--train.seed", "-3", "--train.resume", "--vec.num-instances=2"])
     assert [(o.path, o.value) for o in parsed] == [
         (("train", "seed"), "-3"),
         (("train", "resume"), None),
-        (("vec", "num_envs"), "2"),
+        (("vec", "num_instances"), "2"),
     ]
 
 
@@ -254,7 +254,7 @@ def test_sweep_options_are_typed_with_real_none(tmp_path) -> None:
         (["--train.optimizer", "sgd"], r"--train\.optimizer is 'sgd'; .*among 'muon', 'adam'"),
         (["--train.run-id", "a/b"], r"--train\.run-id is 'a/b'; .*one directory"),
         (["--policy.hidden-size", "0"], r"--policy\.hidden-size is 0; set it to an int >= 1"),
-        (["--vec.num-envs", "4"], r"vec\.num_envs is 4 with vec\.backend 'native'"),
+        (["--vec.num-instances", "4"], r"vec\.num_instances is 4 with vec\.backend 'native'"),
         (["--train.resume"], r"train\.resume is set but train\.run_id is empty"),
         (["--sweep.max-runs", "0"], r"max_runs: expected >= 1"),
     ],

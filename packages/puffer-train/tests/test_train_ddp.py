@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
                           update_epochs=2, device="cpu", data_dir=out, run_id="ddp",
                           checkpoint_interval=0),
         policy=PolicyConfig(hidden_size=16),
-        vec=VecConfig(backend="serial", num_envs=8),
+        vec=VecConfig(backend="serial", num_instances=8),
     )
     result = train("gym-CartPole-v1", config)
     rank = dist.get_rank()

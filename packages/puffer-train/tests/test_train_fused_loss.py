@@ -150,14 +150,14 @@ def test_trainer_with_and_without_the_fused_loss_agrees():
                 seed=0,
                 data_dir=tempfile.mkdtemp(),
             ),
-            vec=VecConfig(backend="native", num_envs=1),
+            vec=VecConfig(backend="native", num_instances=1),
             env={"num_envs": 32},
         )
         env = make_vecenv("breakout", config)
         torch.manual_seed(0)
         trainer = PuffeRL(config, env, make_policy(config.policy, env))
-        assert trainer.fused_loss
-        trainer.fused_loss = fused
+        assert trainer.update.fused_loss
+        trainer.update.fused_loss = fused
         for _ in range(2):
             trainer.evaluate()
             losses = trainer.train()

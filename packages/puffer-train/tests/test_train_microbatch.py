@@ -9,7 +9,7 @@ import torch
 from puffer.core import make
 from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.config import Sizes
-from puffer.train.pufferl import CPU_MICROBATCH, microbatch_segments
+from puffer.train.update import CPU_MICROBATCH, microbatch_segments
 
 
 def _update(

@@ -28,7 +28,7 @@ SCRIPT = textwrap.dedent(
                           update_epochs=2, device="cpu", data_dir=data_dir, run_id="multinode",
                           checkpoint_interval=1),
         policy=PolicyConfig(hidden_size=16),
-        vec=VecConfig(backend="serial", num_envs=8),
+        vec=VecConfig(backend="serial", num_instances=8),
     )
     result = train("gym-CartPole-v1", config)
     rank = dist.get_rank()

@@ -61,7 +61,7 @@ def _config(tmp_path, **train) -> Config:
             **train,
         ),
         policy=PolicyConfig(hidden_size=16, normalize_obs=True),
-        vec=VecConfig(backend="serial", num_envs=2),
+        vec=VecConfig(backend="serial", num_instances=2),
     )
 
 

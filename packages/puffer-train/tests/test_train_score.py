@@ -28,7 +28,7 @@ def _config(data_dir: Path, steps: int, **train_keys: object) -> Config:
             run_id="scored",
             **train_keys,
         ),
-        vec=VecConfig(backend="serial", num_envs=4),
+        vec=VecConfig(backend="serial", num_instances=4),
         env={"max_episode_steps": 20},
     )
 

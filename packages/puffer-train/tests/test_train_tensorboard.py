@@ -27,7 +27,7 @@ def test_tensorboard_sink_event_file_matches_jsonl(tmp_path: Path) -> None:
             tensorboard=True,
         ),
         policy=PolicyConfig(hidden_size=16),
-        vec=VecConfig(backend="serial", num_envs=8),
+        vec=VecConfig(backend="serial", num_instances=8),
     )
     result = train("gym-CartPole-v1", config)
     log_dir = result.run_dir / "tensorboard"

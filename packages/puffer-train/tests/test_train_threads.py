@@ -1,20 +1,22 @@
-"""`train.torch_threads`: an explicit count, or auto (0) from the cores and the env workers."""
+"""`puffer.train.runtime`: `train.torch_threads` (an explicit count, or auto (0) from the cores and
+the env workers), the device, and the settings applied to torch."""
 
+import doctest
 import os
 
 import pytest
 import torch
 
 from puffer.core import usable_cores
-from puffer.train import Config, TrainConfig, VecConfig
-from puffer.train.pufferl import apply_torch_settings, torch_threads
+from puffer.train import Config, TrainConfig, VecConfig, runtime
+from puffer.train.runtime import apply_torch_settings, resolve_device, torch_threads
 
 
 def _config(threads: int = 0, backend: str = "native", workers: int = 1) -> Config:
     num_envs = 1 if backend == "native" else 4
     return Config(
         train=TrainConfig(torch_threads=threads),
-        vec=VecConfig(backend=backend, num_envs=num_envs, num_workers=workers),
+        vec=VecConfig(backend=backend, num_instances=num_envs, num_workers=workers),
     )
 
 
@@ -55,3 +57,14 @@ def test_apply_sets_torch(monkeypatch):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_resolve_device():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto") == torch.device(expected)
+    assert resolve_device("cpu") == torch.device("cpu")
+
+
+def test_docstring_examples():
+    result = doctest.testmod(runtime)
+    assert result.failed == 0 and result.attempted > 0

@@ -6,7 +6,7 @@ Data flow per epoch (the acting itself is `puffer.train.rollout.Rollout`):
       policy.forward_eval -> sample actions -> obs/actions/logprobs/values into this step's
       rows -> clip to the action space -> vecenv.send()
     ... until every agent filled its segments (the last reply is held for the next epoch);
-    then, per minibatch:
+    then `train` (its phases are `puffer.train.update.Update`), per minibatch:
     puff_advantage(whole buffer) -> segment_priorities -> sample segments -> PPO loss -> step
 
 The trainer never imports rich, wandb or argparse: it hands one flat metrics dict per epoch to
@@ -16,7 +16,6 @@ its sinks (`puffer.train.metrics.MetricsSink`).
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections import defaultdict, deque
 from pathlib import Path
@@ -26,10 +25,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from puffer.core import APIUsageError, PufferError, mask_width, usable_cores
+from puffer.core import APIUsageError, PufferError, mask_width
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
-from puffer.train.advantage import puff_advantage, segment_priorities
 from puffer.train.buffer import Cursor, ObservationWriter, RolloutBuffer
 from puffer.train.config import Config, ConfigError, Sizes, TrainConfig
 from puffer.train.host_memory import keep_freed_memory
@@ -38,18 +36,11 @@ from puffer.train.normalize import RewardScaler
 from puffer.train.optim import make_optimizer
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy
-from puffer.train.ppo import (
-    LossCoefs,
-    annealed_beta,
-    cosine_lr,
-    fused_loss_applies,
-    importance_weights,
-    minibatch_loss,
-    minibatch_norms,
-)
 from puffer.train.rollout import Rollout, Step
+from puffer.train.runtime import apply_torch_settings, resolve_device
+from puffer.train.update import Update
 
-__all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL", "resolve_device"]
+__all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL"]
 
 # Where an epoch's wall time goes (`time/<key>` metrics, fractions of the epoch; `time/other` is
 # the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the vecenv; rollout:
@@ -60,60 +51,6 @@ TIME_SPLIT = ("env", "rollout", "forward", "backward", "optimizer")
 
 # Episodes kept per env statistic for the running means (e.g. the 100-episode mean return).
 RECENT_EPISODES = 100
-
-
-def resolve_device(device: str) -> torch.device:
-    """'auto' -> cuda when available, else cpu; anything else as given."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def torch_threads(config: Config) -> int:
-    """Torch's intra-op thread count for `config`: `train.torch_threads` when above 0; for 0
-    (auto), the cores this process may run on (`OMP_NUM_THREADS` instead when set, so a sweep
-    slot or a test worker can cap it) less one per env worker process, at least 1.
-
-    In-process envs (`vec.backend` native or serial) step between the policy's passes, so the
-    policy gets every core; 'multiprocessing' and 'ray' workers step beside it and keep theirs.
-    """
-    if config.train.torch_threads > 0:
-        return config.train.torch_threads
-    try:
-        cores = int(os.environ.get("OMP_NUM_THREADS", "0"))
-    except ValueError:  # e.g. OpenMP's nested form "4,2": fall back to the machine's cores
-        cores = 0
-    if cores < 1:
-        cores = usable_cores()
-    workers = config.vec.num_workers if config.vec.backend in ("multiprocessing", "ray") else 0
-    return max(1, cores - workers)
-
-
-def apply_torch_settings(config: Config) -> None:
-    """Set torch's intra-op thread count to `torch_threads(config)` and its float32 matrix
-    product precision to `train.matmul_precision`, both process-wide.
-
-    Call it before building the policy: orthogonal init (a QR) rounds differently per thread
-    count, so otherwise a seed's run would depend on what the process ran before; for the same
-    reason a run sets the precision its config names rather than inheriting the process's.
-    """
-    torch.set_num_threads(torch_threads(config))
-    torch.set_float32_matmul_precision(config.train.matmul_precision)
-
-
-# Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
-# lose more to cache misses than they save in per-pass overhead (puffer-train README).
-CPU_MICROBATCH = 8192
-
-
-def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) -> int:
-    """Segments per forward/backward pass: `train.microbatch_size` steps (0: `CPU_MICROBATCH`
-    on the CPU, the whole minibatch elsewhere), in whole segments, at most a minibatch."""
-    whole = sizes.minibatch_segments
-    steps = cfg.microbatch_size or (
-        CPU_MICROBATCH if device.type == "cpu" else whole * sizes.horizon
-    )
-    return max(1, min(steps // sizes.horizon, whole))
 
 
 # Lockstep steps whose observations are staged and written to the buffer together on the CPU
@@ -173,7 +110,6 @@ class PuffeRL:
             keep_freed_memory()  # no page faults on each pass's activations
 
         self.sizes = Sizes.derive(cfg, int(vecenv.num_agents), self.world_size)
-        self.microbatch_segments = microbatch_segments(cfg, self.sizes, self.device)
         if cfg.sample_steps and policy.is_recurrent:
             raise ConfigError(
                 "train.sample_steps is true but the policy is recurrent: its minibatches need "
@@ -183,10 +119,6 @@ class PuffeRL:
         self.policy = policy.to(self.device)
         distributed.broadcast_parameters(self.policy)
         self.optimizer = make_optimizer(self.policy, cfg)
-        self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
-        # Categorical policies on the CPU take the loss in one kernel pass (`minibatch_loss`);
-        # False runs the torch graph (`ppo_loss` over the head's `evaluate`), its reference.
-        self.fused_loss = fused_loss_applies(self.policy.head, next(iter(self.policy.parameters())))
 
         self.global_step = 0
         self.epoch = 0
@@ -221,6 +153,9 @@ class PuffeRL:
         self.cursor = Cursor(self.sizes, self.device)
         self.obs_writer = ObservationWriter(
             self.buffer.observations, CPU_OBS_GROUP if self.device.type == "cpu" else 1
+        )
+        self.update = Update(
+            cfg, self.sizes, self.policy, self.optimizer, self.buffer, self.times, self.device
         )
         # The envs are reset by the first evaluate(), after a resume has had its say.
         self._started = False
@@ -331,105 +266,18 @@ class PuffeRL:
     # Update -------------------------------------------------------------------------------
 
     def train(self) -> dict[str, float]:
-        """One update over the collected epoch: prioritized minibatches of segments.
+        """One update over the collected epoch: prioritized minibatches of segments, in the
+        phases `puffer.train.update.Update` names (schedule, advantages, minibatch selection,
+        one minibatch's update, logging).
 
         Returns:
             the epoch's mean losses (also kept in `self.losses`).
+
+        Raises:
+            DivergedError: a loss statistic or the gradient norm came out NaN or infinite.
         """
         self._check_open("train")
-        cfg, sizes, buf = self.config.train, self.sizes, self.buffer
-        lr = cosine_lr(cfg.learning_rate, self.epoch, sizes.epochs)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr if cfg.anneal_lr else cfg.learning_rate
-        beta = annealed_beta(cfg.prio_beta0, self.epoch, sizes.epochs)
-        segments = sizes.segments
-        values, rewards = buf.values[:segments], buf.rewards[:segments]
-        terminals, truncations = buf.terminals[:segments], buf.truncations[:segments]
-        next_values, ratio = buf.next_values[:segments], buf.ratio
-        ratio.fill_(1.0)
-        # Minibatches draw rows of `span` steps: whole segments, or single steps (sample_steps),
-        # through (S * T / span, span) views of the buffer; advantages run over whole segments.
-        span = 1 if cfg.sample_steps else sizes.horizon
-        rows = buf.rows(span)
-        per_minibatch = sizes.minibatch_segments * sizes.horizon // span
-        totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
-        times, clock = self.times, time.perf_counter
-        # Turn-based envs (those with legal-action masks): a row waiting for its turn is still
-        # in the game, and segments that end on it bootstrap from its value, so its value is
-        # trained too; only acting rows carry policy and entropy.
-        value_masks = torch.ones_like(rows.masks) if buf.action_masks is not None else None
-        pass_rows = self.microbatch_segments * sizes.horizon // span
-        for _ in range(sizes.minibatches):
-            advantages = puff_advantage(
-                values,
-                rewards,
-                terminals,
-                truncations,
-                ratio,
-                next_values,
-                cfg.gamma,
-                cfg.gae_lambda,
-                cfg.vtrace_rho_clip,
-                cfg.vtrace_c_clip,
-            )
-            row_advantages = advantages.view(-1, span)
-            probs = segment_priorities(row_advantages, cfg.prio_alpha)
-            idx = torch.multinomial(probs, per_minibatch, replacement=False)
-            norms = minibatch_norms(
-                row_advantages[idx],
-                rows.masks[idx],
-                None if value_masks is None else value_masks[idx],
-            )
-            weights = importance_weights(probs, idx, beta).unsqueeze(1)
-            self.optimizer.zero_grad(set_to_none=True)
-            # A minibatch larger than a microbatch runs in several forward/backward passes
-            # that share its norms, so their gradients sum to the minibatch's own.
-            for part, weight in zip(idx.split(pass_rows), weights.split(pass_rows), strict=True):
-                tick = clock()
-                # index_select copies whole rows (advanced indexing: element by element,
-                # 1.5x the time for Ocean breakout's 30 KiB segments on CPU).
-                params, new_value = self.policy.forward_train(
-                    rows.observations.index_select(0, part),
-                    tuple(s[part] for s in buf.states),
-                    buf.starts(part) if self.policy.is_recurrent else None,
-                )
-                loss, stats = minibatch_loss(
-                    self.policy.head,
-                    params,
-                    rows.actions[part],
-                    None if rows.action_masks is None else rows.action_masks[part],
-                    new_value,
-                    rows.logprobs[part],
-                    rows.values[part],
-                    row_advantages[part],
-                    weight,
-                    rows.masks[part],
-                    self.coefs,
-                    None if value_masks is None else value_masks[part],
-                    norms,
-                    fused=self.fused_loss,
-                )
-                tock = clock()
-                times["forward"] += tock - tick
-                loss.backward()
-                times["backward"] += clock() - tock
-                rows.ratio[part] = stats.pop("ratio")
-                if cfg.refresh_values:
-                    rows.values[part] = new_value.detach()
-                for key, value in stats.items():
-                    totals[key] += value
-            tick = clock()
-            distributed.average_gradients(self.policy)
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
-            times["optimizer"] += clock() - tick
-            totals["grad_norm"] += grad_norm.detach()
-        with torch.no_grad():
-            returns = advantages + values
-            explained = 1 - (returns - values).var() / returns.var().clamp(min=1e-8)
-        # Host-device sync: once per epoch, the loss statistics leave the device.
-        self.losses = {key: float(value) / sizes.minibatches for key, value in totals.items()}
-        self.losses["explained_variance"] = float(explained)
+        self.losses = self.update(self.epoch)
         diverged = sorted(key for key, value in self.losses.items() if not math.isfinite(value))
         if diverged:
             raise DivergedError(
@@ -438,8 +286,6 @@ class PuffeRL:
                 "usable; resume from the last checkpoint with a lower train.learning_rate or "
                 "train.max_grad_norm"
             )
-        self.losses["learning_rate"] = self.optimizer.param_groups[0]["lr"]
-        self.losses["prio_beta"] = beta
         self.epoch += 1
         return dict(self.losses)
 

@@ -26,8 +26,9 @@ from puffer.train.config import Config, load_config
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
-from puffer.train.pufferl import PuffeRL, apply_torch_settings
+from puffer.train.pufferl import PuffeRL
 from puffer.train.rollout import Rollout
+from puffer.train.runtime import apply_torch_settings
 from puffer.train.score import RunScore, ScoredSinks
 
 __all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
@@ -64,7 +65,7 @@ class TrainResult:
 def make_vecenv(env_name: str, config: Config) -> Any:
     """The env `config.vec` asks for: the env itself ('native') or a puffer.vector backend."""
     vec, seed = config.vec, config.train.seed
-    if vec.backend == "native":  # VecConfig checked num_envs and batch_size when built
+    if vec.backend == "native":  # VecConfig refused more than one instance for it
         return make_env(env_name, **config.env)
     import puffer.vector
 
@@ -73,10 +74,10 @@ def make_vecenv(env_name: str, config: Config) -> Any:
     )
     return puffer.vector.make(
         env_name,
-        num_envs=vec.num_envs,
+        num_envs=vec.num_instances,
         backend=vec.backend,
         num_workers=vec.num_workers,
-        batch_size=vec.batch_size or None,
+        batch_size=vec.instances_per_recv or None,
         zero_copy=vec.zero_copy,
         seed=seed,
         env_kwargs=dict(config.env),
@@ -205,7 +206,7 @@ def train(
         >>> config = Config(
         ...     train=TrainConfig(total_timesteps=256, horizon=16, minibatch_size=64,
         ...                       device="cpu", data_dir=tempfile.mkdtemp()),
-        ...     vec=VecConfig(backend="serial", num_envs=4))
+        ...     vec=VecConfig(backend="serial", num_instances=4))
         >>> train("gym-CartPole-v1", config).global_step
         256
     """

@@ -77,7 +77,7 @@ def logging_overrides(tensorboard: bool, wandb: bool) -> list[str]:
 
 OVERRIDES_EPILOG = (
     "Any config key can follow the options as [bold]--section.key value[/bold], e.g. "
-    "--train.learning-rate 3e-4 --vec.num-envs 4; `puffer config ENV --keys` lists every key "
+    "--train.learning-rate 3e-4 --vec.num-instances 4; `puffer config ENV --keys` lists every key "
     "with its meaning."
 )
 

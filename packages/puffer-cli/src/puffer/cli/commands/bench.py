@@ -71,8 +71,9 @@ def bench(
         finally:
             vecenv.close()
     console.print(
-        f"{env}: backend {vec.backend}, {vec.num_envs} env(s), {vec.num_workers} worker(s), "
-        f"{agents} agents" + (f", {vec.batch_size} env(s) per recv" if vec.batch_size else "")
+        f"{env}: backend {vec.backend}, {vec.num_instances} env(s), {vec.num_workers} worker(s), "
+        f"{agents} agents"
+        + (f", {vec.instances_per_recv} env(s) per recv" if vec.instances_per_recv else "")
     )
     console.print(
         f"random policy: [bold]{statistics.median(rates):,.0f}[/bold] agent steps/s "

@@ -24,8 +24,8 @@ from puffer.cli.commands._common import (
 from puffer.train import train as run_training
 from puffer.train.config import Config, parse_overrides
 from puffer.train.paths import RunPaths
-from puffer.train.pufferl import resolve_device, torch_threads
 from puffer.train.run import TrainingInterrupted, TrainResult
+from puffer.train.runtime import resolve_device, torch_threads
 from puffer.train.storage import atomic_write
 
 __all__ = ["register", "resume_command", "score_words", "train"]

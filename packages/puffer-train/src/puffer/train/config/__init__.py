@@ -10,12 +10,14 @@ from puffer.train.config.layers import SECTIONS, env_defaults, load_config
 from puffer.train.config.sections import (
     ENCODER_DTYPES,
     MATMUL_PRECISIONS,
+    RENAMED_KEYS,
     ConfigError,
     PolicyConfig,
     TrainConfig,
     VecConfig,
     check_field,
     field_help,
+    refuse_renamed,
 )
 from puffer.train.config.sizes import Sizes
 from puffer.train.config.values import Kind, parse_overrides
@@ -24,6 +26,7 @@ from puffer.train.config.whole import Config
 __all__ = [
     "ENCODER_DTYPES",
     "MATMUL_PRECISIONS",
+    "RENAMED_KEYS",
     "SECTIONS",
     "Config",
     "ConfigError",
@@ -37,4 +40,5 @@ __all__ = [
     "field_help",
     "load_config",
     "parse_overrides",
+    "refuse_renamed",
 ]

@@ -54,12 +54,12 @@ def _vec(native: bool) -> Iterator[Derived]:
         return
     cores = usable_cores()
     yield Derived("vec", "backend", "multiprocessing", "a Python env: one process per core")
-    yield Derived("vec", "num_envs", ENVS_PER_CORE * cores, f"{ENVS_PER_CORE} copies per core")
+    yield Derived("vec", "num_instances", ENVS_PER_CORE * cores, f"{ENVS_PER_CORE} copies per core")
     yield Derived(
         "vec",
         "num_workers",
         cores,
-        f"one per core ({cores} here), the largest divisor of num_envs up to that",
+        f"one per core ({cores} here), the largest divisor of num_instances up to that",
     )
 
 
@@ -125,7 +125,7 @@ def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> li
     try:
         derived = [*_vec(native), *_policy(env)]
         vec = {d.key: d.value for d in derived if d.section == "vec"}
-        agents = int(env.num_agents) * int(vec.get("num_envs", 1))
+        agents = int(env.num_agents) * int(vec.get("num_instances", 1))
         derived += _train(env, agents)
     finally:
         env.close()

@@ -35,7 +35,7 @@ from typing import Any
 from puffer.core import env_creator
 from puffer.sweep import SweepConfig, parse_sweep_config
 from puffer.train.config.derive import Derived, derive_defaults
-from puffer.train.config.sections import TYPED_SECTIONS, ConfigError
+from puffer.train.config.sections import TYPED_SECTIONS, ConfigError, refuse_renamed
 from puffer.train.config.values import (
     Kind,
     Override,
@@ -127,7 +127,8 @@ class _Layers:
     def env_keys(self) -> dict[str, Any]:
         return {**self.env, **self.values["env"]}
 
-    def kind(self, section: str, key: str) -> Kind | None:
+    def kind(self, section: str, key: str, where: str | None = None) -> Kind | None:
+        refuse_renamed(section, key, where)
         if section == "sweep":
             if key == "metric":
                 raise ConfigError(f"{flag(('sweep', key))}: {_SWEEP_METRIC}")
@@ -175,7 +176,7 @@ class _Layers:
                 elif section == "env" and key not in self.env_keys():
                     # a keyword the creator takes through **kwargs; the env checks it
                     self.values["env"][key] = _toml_value(value, where)
-                elif self.kind(section, key) is None:
+                elif self.kind(section, key, where) is None:
                     raise ConfigError(
                         f"unknown key {where}{closest(flag((section, key)), self.valid_flags())}"
                     )
@@ -187,7 +188,7 @@ class _Layers:
     def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
         section, _, key = name.partition(".")
         where = f"{flag(('sweep', section, key))} (in {origin})"
-        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key) is None:
+        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key, where) is None:
             valid = [flag(("sweep", s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
             raise ConfigError(
                 f"unknown key {where}: a searched parameter names a config key as "
@@ -200,7 +201,10 @@ class _Layers:
     def apply_override(self, override: Override) -> None:
         path, spelled = override.path, override.spelled
         section = path[0]
-        if len(path) == 2 and section in SECTIONS and self.kind(section, path[1]) is not None:
+        if section == "sweep" and len(path) > 2:
+            refuse_renamed(path[1], path[2], spelled)
+        known = len(path) == 2 and section in SECTIONS
+        if known and self.kind(section, path[1], spelled) is not None:
             self.set(section, path[1], override.value, spelled, self._current(section, path[1]))
             return
         if section == "sweep" and self._is_param_table(path[1:]):
@@ -238,8 +242,8 @@ class _Layers:
     def build(self) -> Config:
         vec = self.values["vec"]
         if self.notes.get(("vec", "num_workers"), "").startswith("derived"):
-            # A later layer may have changed num_envs: keep the workers dividing it.
-            vec["num_workers"] = default_num_workers(vec.get("num_envs", 1))
+            # A later layer may have changed num_instances: keep the workers dividing it.
+            vec["num_workers"] = default_num_workers(vec.get("num_instances", 1))
         sections = {name: section(**self.values[name]) for name, section in TYPED_SECTIONS.items()}
         env = self.env_keys()
         params = {

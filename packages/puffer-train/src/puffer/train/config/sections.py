@@ -29,6 +29,7 @@ from puffer.vector import BACKENDS
 __all__ = [
     "ENCODER_DTYPES",
     "MATMUL_PRECISIONS",
+    "RENAMED_KEYS",
     "TYPED_SECTIONS",
     "ConfigError",
     "PolicyConfig",
@@ -36,6 +37,7 @@ __all__ = [
     "VecConfig",
     "check_field",
     "field_help",
+    "refuse_renamed",
 ]
 
 
@@ -383,22 +385,94 @@ class PolicyConfig(_Checked):
     )
 
 
+RENAMED_KEYS: dict[tuple[str, str], str] = {
+    ("vec", "num_envs"): "num_instances",
+    ("vec", "batch_size"): "instances_per_recv",
+}
+"""Keys that were renamed, `(section, old key): new key`. Every way a key enters (a TOML file,
+an override, `Config.from_dict`, a section's constructor) refuses the old name with
+`refuse_renamed`'s error."""
+
+# Why each old name went: it meant something else in another section.
+_COLLIDED_WITH = {
+    ("vec", "num_envs"): "[env] num_envs, an env's own keyword (agents per instance in Ocean)",
+    ("vec", "batch_size"): "[train] batch_size, agent steps per epoch",
+}
+
+
+def refuse_renamed(section: str, key: str, where: str | None = None) -> None:
+    """Raise when `section.key` is a renamed key (`RENAMED_KEYS`); do nothing otherwise.
+
+    Args:
+        section: the key's section, e.g. "vec".
+        key: the key as it arrived (underscores).
+        where: names the key and its origin, e.g. "--vec.num-envs (in my.toml)".
+
+    Raises:
+        ConfigError: naming the old key, the new one and the key the old name collided with.
+
+    Example:
+        >>> refuse_renamed("vec", "num_envs")
+        Traceback (most recent call last):
+        ...
+        puffer.train.config.sections.ConfigError: vec.num_envs was renamed vec.num_instances, apart from [env] num_envs, an env's own keyword (agents per instance in Ocean); set vec.num_instances (env instances the vectorizer makes) instead
+    """
+    new = RENAMED_KEYS.get((section, key))
+    if new is None:
+        return
+    meaning = field_help(TYPED_SECTIONS[section])[new].split(" (")[0].split(";")[0]
+    origin = f"{where}: " if where else ""
+    raise ConfigError(
+        f"{origin}{section}.{key} was renamed {section}.{new}, apart from "
+        f"{_COLLIDED_WITH[section, key]}; set {section}.{new} ({meaning}) instead"
+    )
+
+
+def _refuses_renamed_keys(section: str) -> Callable[[type], type]:
+    """Class decorator: `cls(old_key=...)` raises `refuse_renamed`'s error, not a TypeError."""
+
+    def decorate(cls: type) -> type:
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            for key in kwargs:
+                refuse_renamed(section, key)
+            init(self, *args, **kwargs)
+
+        cls.__init__ = __init__  # type: ignore[misc]
+        return cls
+
+    return decorate
+
+
+@_refuses_renamed_keys("vec")
 @dataclass
 class VecConfig(_Checked):
-    """The `[vec]` section: how `train(env_name, ...)` vectorizes the env."""
+    """The `[vec]` section: how `train(env_name, ...)` vectorizes the env.
+
+    `num_instances` and `instances_per_recv` are `puffer.vector.make`'s `num_envs` and
+    `batch_size`; the config names them apart from `[env] num_envs` (an env's own keyword, for
+    Ocean envs the agents one instance holds) and `[train] batch_size` (agent steps per epoch).
+    """
 
     backend: str = _f(
         "native",
         "'native' (the env itself), 'serial', 'multiprocessing' or 'ray'",
         _one_of("native", *BACKENDS),
     )
-    num_envs: int = _f(1, "env instances (each may hold many agents)", _at_least(1))
-    num_workers: int = _f(
-        1, "worker processes (or Ray actors), each owning num_envs/num_workers", _at_least(1)
+    num_instances: int = _f(
+        1, "env instances the vectorizer makes (each may hold many agents)", _at_least(1)
     )
-    batch_size: int = _f(
+    num_workers: int = _f(
+        1,
+        "worker processes (or Ray actors), each owning num_instances/num_workers",
+        _at_least(1),
+    )
+    instances_per_recv: int = _f(
         0,
-        "envs per recv(); 0 means num_envs (synchronous), fewer is EnvPool-style async",
+        "env instances per recv(); 0 means num_instances (synchronous), fewer is EnvPool-style "
+        "async",
         _at_least(0),
     )
     zero_copy: bool = _f(True, "async batches are fixed worker groups returned as views")
@@ -412,16 +486,17 @@ class VecConfig(_Checked):
     def _check_together(self) -> None:
         if self.backend != "native":
             return
-        if self.num_envs != 1:
+        if self.num_instances != 1:
             raise ConfigError(
-                f"vec.num_envs is {self.num_envs} with vec.backend 'native'; a native env is one "
-                "object (give it its own agent count in [env]) or use backend 'serial' / "
-                "'multiprocessing' / 'ray'"
+                f"vec.num_instances is {self.num_instances} with vec.backend 'native'; a native "
+                "env is one object (give it its own agent count in [env]) or use backend "
+                "'serial' / 'multiprocessing' / 'ray'"
             )
-        if self.batch_size not in (0, 1):
+        if self.instances_per_recv not in (0, 1):
             raise ConfigError(
-                f"vec.batch_size is {self.batch_size} with vec.backend 'native'; async batches "
-                "need a vectorizer: use backend 'serial' / 'multiprocessing' / 'ray'"
+                f"vec.instances_per_recv is {self.instances_per_recv} with vec.backend 'native'; "
+                "async batches need a vectorizer: use backend 'serial' / 'multiprocessing' / "
+                "'ray'"
             )
 
 

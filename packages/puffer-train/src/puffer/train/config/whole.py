@@ -31,6 +31,7 @@ from puffer.train.config.sections import (
     VecConfig,
     check_field,
     field_help,
+    refuse_renamed,
 )
 from puffer.train.config.values import Kind, coerce, flag
 
@@ -112,6 +113,8 @@ class Config:
         kwargs: dict[str, Any] = {"env": dict(data.get("env", {}))}
         for name, section in TYPED_SECTIONS.items():
             values = dict(data.get(name, {}))
+            for key in values:
+                refuse_renamed(name, key, f"config section [{name}]")
             known = {f.name for f in dataclasses.fields(section)}
             unknown = sorted(set(values) - known)
             if unknown:
@@ -178,6 +181,7 @@ class Config:
         changes: dict[str, dict[str, Any]] = {name: {} for name in (*TYPED_SECTIONS, "env")}
         for name, value in params.items():
             section, _, key = name.partition(".")
+            refuse_renamed(section, key, f"sweep parameter {name!r}")
             kind = known_kind(section, key, self.env)
             if kind is None:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")

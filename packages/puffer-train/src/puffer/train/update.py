@@ -1,0 +1,276 @@
+"""The PPO update of one epoch, in the order of the equations (`Update`).
+
+schedule: this epoch's learning rate and importance exponent beta
+per minibatch:
+  advantages: puff_advantage over the whole buffer (with the ratios and values that earlier
+    minibatches left)
+  selection: priorities from them, a sampled minibatch, its importance weights and norms
+  update: forward/backward passes over its microbatches, then one optimizer step
+logging: the epoch's mean loss statistics, explained variance, learning rate and beta
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from puffer.train import distributed
+from puffer.train.advantage import puff_advantage, segment_priorities
+from puffer.train.buffer import RolloutBuffer
+from puffer.train.config import Sizes, TrainConfig
+from puffer.train.policies import Policy
+from puffer.train.ppo import (
+    LossCoefs,
+    MinibatchNorms,
+    annealed_beta,
+    cosine_lr,
+    fused_loss_applies,
+    importance_weights,
+    minibatch_loss,
+    minibatch_norms,
+)
+
+__all__ = ["CPU_MICROBATCH", "Minibatch", "Replay", "Update", "microbatch_segments"]
+
+# Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
+# lose more to cache misses than they save in per-pass overhead (puffer-train README).
+CPU_MICROBATCH = 8192
+
+
+def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) -> int:
+    """Segments per forward/backward pass: `train.microbatch_size` steps (0: `CPU_MICROBATCH`
+    on the CPU, the whole minibatch elsewhere), in whole segments, at most a minibatch."""
+    whole = sizes.minibatch_segments
+    steps = cfg.microbatch_size or (
+        CPU_MICROBATCH if device.type == "cpu" else whole * sizes.horizon
+    )
+    return max(1, min(steps // sizes.horizon, whole))
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One epoch's buffer as its minibatches draw it.
+
+    Attributes:
+        rows: the buffer's filled segments as (S * T / span, span, ...) rows (views).
+        span: steps per row: the horizon, or 1 with `train.sample_steps`.
+        per_minibatch: rows per minibatch.
+        per_pass: rows per forward/backward pass (a microbatch).
+        value_masks: (rows, span) float32 ones for envs with legal-action masks, whose
+            waiting rows train their value too; None elsewhere (the value follows the masks).
+    """
+
+    rows: RolloutBuffer
+    span: int
+    per_minibatch: int
+    per_pass: int
+    value_masks: Tensor | None
+
+
+@dataclass(frozen=True)
+class Minibatch:
+    """A sampled minibatch: `idx` (B,) int64 rows of `Replay.rows`, their importance `weights`
+    (B, 1) float32, every row's advantages `row_advantages` (rows, span) float32 (each pass
+    indexes its own) and the loss `norms` over the B rows."""
+
+    idx: Tensor
+    weights: Tensor
+    row_advantages: Tensor
+    norms: MinibatchNorms
+
+
+class Update:
+    """Trains `policy` on the epoch in `buffer`, one optimizer step per minibatch.
+
+    Args:
+        cfg: the run's `[train]` section.
+        sizes: its derived sizes.
+        policy: the policy, on `device`.
+        optimizer: steps `policy`'s parameters.
+        buffer: the epoch's segments (`PuffeRL.evaluate` fills it); the update writes the
+            ratios, and with `train.refresh_values` the values, of the rows it trains.
+        times: where the `forward`, `backward` and `optimizer` seconds accumulate.
+        device: the training device.
+    """
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        sizes: Sizes,
+        policy: Policy,
+        optimizer: torch.optim.Optimizer,
+        buffer: RolloutBuffer,
+        times: dict[str, float],
+        device: torch.device,
+    ):
+        self.cfg, self.sizes, self.policy, self.optimizer = cfg, sizes, policy, optimizer
+        self.buffer, self.times, self.device = buffer, times, device
+        self.microbatch_segments = microbatch_segments(cfg, sizes, device)
+        self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
+        # Categorical policies on the CPU take the loss in one kernel pass (`minibatch_loss`);
+        # False runs the torch graph (`ppo_loss` over the head's `evaluate`), its reference.
+        self.fused_loss = fused_loss_applies(policy.head, next(iter(policy.parameters())))
+
+    def __call__(self, epoch: int) -> dict[str, float]:
+        """Run the update of epoch `epoch` (0-based).
+
+        Returns:
+            the epoch's mean loss statistics, `explained_variance`, `learning_rate` and
+            `prio_beta`; a NaN or infinity in them means the update diverged.
+        """
+        beta = self.schedule(epoch)
+        replay = self.replay()
+        totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
+        for _ in range(self.sizes.minibatches):
+            advantages = self.advantages()
+            minibatch = self.select_minibatch(replay, advantages, beta)
+            self.update_minibatch(replay, minibatch, totals)
+        return self.epoch_losses(totals, advantages, beta)
+
+    def schedule(self, epoch: int) -> float:
+        """Set the learning rate of `epoch` (cosine-annealed when `train.anneal_lr`); return
+        its importance exponent beta (annealed from `train.prio_beta0` to 1)."""
+        cfg, epochs = self.cfg, self.sizes.epochs
+        lr = cosine_lr(cfg.learning_rate, epoch, epochs)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr if cfg.anneal_lr else cfg.learning_rate
+        return annealed_beta(cfg.prio_beta0, epoch, epochs)
+
+    def replay(self) -> Replay:
+        """The buffer as the minibatches draw it, its ratios reset to 1 (fresh data)."""
+        sizes, buf = self.sizes, self.buffer
+        buf.ratio.fill_(1.0)
+        # Minibatches draw rows of `span` steps: whole segments, or single steps (sample_steps),
+        # through (S * T / span, span) views of the buffer; advantages run over whole segments.
+        span = 1 if self.cfg.sample_steps else sizes.horizon
+        rows = buf.rows(span)
+        # Turn-based envs (those with legal-action masks): a row waiting for its turn is still
+        # in the game, and segments that end on it bootstrap from its value, so its value is
+        # trained too; only acting rows carry policy and entropy.
+        value_masks = torch.ones_like(rows.masks) if buf.action_masks is not None else None
+        return Replay(
+            rows=rows,
+            span=span,
+            per_minibatch=sizes.minibatch_segments * sizes.horizon // span,
+            per_pass=self.microbatch_segments * sizes.horizon // span,
+            value_masks=value_masks,
+        )
+
+    def advantages(self) -> Tensor:
+        """(S, T) float32 puff advantages of the filled segments, from the stored values and
+        the ratios of the minibatches trained so far this epoch."""
+        cfg, buf, segments = self.cfg, self.buffer, self.sizes.segments
+        return puff_advantage(
+            buf.values[:segments],
+            buf.rewards[:segments],
+            buf.terminals[:segments],
+            buf.truncations[:segments],
+            buf.ratio,
+            buf.next_values[:segments],
+            cfg.gamma,
+            cfg.gae_lambda,
+            cfg.vtrace_rho_clip,
+            cfg.vtrace_c_clip,
+        )
+
+    def select_minibatch(self, replay: Replay, advantages: Tensor, beta: float) -> Minibatch:
+        """Sample a minibatch of rows by priority (`segment_priorities`, exponent
+        `train.prio_alpha`), without replacement, with its importance weights and norms."""
+        row_advantages = advantages.view(-1, replay.span)
+        probs = segment_priorities(row_advantages, self.cfg.prio_alpha)
+        idx = torch.multinomial(probs, replay.per_minibatch, replacement=False)
+        norms = minibatch_norms(
+            row_advantages[idx],
+            replay.rows.masks[idx],
+            None if replay.value_masks is None else replay.value_masks[idx],
+        )
+        weights = importance_weights(probs, idx, beta).unsqueeze(1)
+        return Minibatch(idx, weights, row_advantages, norms)
+
+    def update_minibatch(
+        self, replay: Replay, minibatch: Minibatch, totals: dict[str, Tensor]
+    ) -> None:
+        """One optimizer step on `minibatch`, adding its loss statistics to `totals`.
+
+        A minibatch larger than a microbatch runs in several forward/backward passes that
+        share its norms, so their gradients sum to the minibatch's own.
+        """
+        self.optimizer.zero_grad(set_to_none=True)
+        parts = minibatch.idx.split(replay.per_pass)
+        weights = minibatch.weights.split(replay.per_pass)
+        for part, weight in zip(parts, weights, strict=True):
+            self.backward_pass(replay, minibatch, part, weight, totals)
+        tick = time.perf_counter()
+        distributed.average_gradients(self.policy)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        self.optimizer.step()
+        self.times["optimizer"] += time.perf_counter() - tick
+        totals["grad_norm"] += grad_norm.detach()
+
+    def backward_pass(
+        self,
+        replay: Replay,
+        minibatch: Minibatch,
+        part: Tensor,
+        weight: Tensor,
+        totals: dict[str, Tensor],
+    ) -> None:
+        """Forward, loss and backward over the rows `part` (int64, one microbatch of
+        `minibatch`) with their importance weights `weight` (B, 1); stores the rows' new
+        ratios (and values, with `train.refresh_values`) and adds their statistics to `totals`.
+        """
+        rows, buf, clock = replay.rows, self.buffer, time.perf_counter
+        tick = clock()
+        # index_select copies whole rows (advanced indexing: element by element, 1.5x the
+        # time for Ocean breakout's 30 KiB segments on CPU).
+        params, new_value = self.policy.forward_train(
+            rows.observations.index_select(0, part),
+            tuple(s[part] for s in buf.states),
+            buf.starts(part) if self.policy.is_recurrent else None,
+        )
+        loss, stats = minibatch_loss(
+            self.policy.head,
+            params,
+            rows.actions[part],
+            None if rows.action_masks is None else rows.action_masks[part],
+            new_value,
+            rows.logprobs[part],
+            rows.values[part],
+            minibatch.row_advantages[part],
+            weight,
+            rows.masks[part],
+            self.coefs,
+            None if replay.value_masks is None else replay.value_masks[part],
+            minibatch.norms,
+            fused=self.fused_loss,
+        )
+        tock = clock()
+        self.times["forward"] += tock - tick
+        loss.backward()
+        self.times["backward"] += clock() - tock
+        rows.ratio[part] = stats.pop("ratio")
+        if self.cfg.refresh_values:
+            rows.values[part] = new_value.detach()
+        for key, value in stats.items():
+            totals[key] += value
+
+    def epoch_losses(
+        self, totals: dict[str, Tensor], advantages: Tensor, beta: float
+    ) -> dict[str, float]:
+        """The loss statistics averaged over the epoch's minibatches, the explained variance
+        of the last advantages' returns, the learning rate and beta."""
+        values = self.buffer.values[: self.sizes.segments]
+        with torch.no_grad():
+            returns = advantages + values
+            explained = 1 - (returns - values).var() / returns.var().clamp(min=1e-8)
+        # Host-device sync: once per epoch, the loss statistics leave the device.
+        minibatches = self.sizes.minibatches
+        losses = {key: float(value) / minibatches for key, value in totals.items()}
+        losses["explained_variance"] = float(explained)
+        losses["learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        losses["prio_beta"] = beta
+        return losses

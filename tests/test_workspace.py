@@ -27,7 +27,8 @@ ALLOWED_IMPORTS = {
     "train": {"core", "vector", "kernels", "sweep"},
     "sweep": set(),
     "envs": {"core"},
-    "cli": {"core", "vector", "ocean", "train", "sweep", "kernels", "envs"},
+    "view": {"core", "train", "sweep"},
+    "cli": {"core", "vector", "ocean", "train", "sweep", "kernels", "envs", "view"},
 }
 
 

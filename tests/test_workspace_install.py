@@ -97,6 +97,9 @@ def test_every_package_has_a_wheel_and_an_sdist_that_twine_accepts(clone: Path) 
         if stem == "puffer_kernels":
             assert "puffer/kernels/_kernels_cpu.so" in names
             assert "puffer/kernels/_kernels_cuda.so" not in names, "PUFFER_CUDA=0 skips CUDA"
+        if stem == "puffer_view":
+            page = {f"puffer/view/static/dashboard.{suffix}" for suffix in ("html", "js", "css")}
+            assert page <= names, f"{wheel.name} lacks the dashboard page: {page - names}"
         if stem == "puffer_ocean":
             assert any(n.startswith("puffer/ocean/_ocean.") and n.endswith(".so") for n in names)
             assert {"puffer/ocean/_ocean.pyi", "puffer/ocean/__init__.py"} <= names, names

@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 
 import puffer.ocean._ocean
-from puffer.cli.commands.build import sanitized_module
-from puffer.core import APIUsageError
 
 # Two builds of the C envs: minutes on 2 cores, so scheduled first.
 pytestmark = [
@@ -66,8 +64,3 @@ def test_debug_build_then_optimized_build_leaves_a_working_puffer() -> None:
     assert re.search(r"compiling .*binding\.cpp", optimized.stdout), optimized.stdout
     assert "agent steps/s" in puffer(*QUICK_BENCH).stdout
     assert "breakout" in puffer("list").stdout
-
-
-def test_a_checkout_without_a_sanitizer_build_names_the_command(tmp_path: Path) -> None:
-    with pytest.raises(APIUsageError, match=r"make it with `puffer build <env> --debug`"):
-        sanitized_module(tmp_path)

@@ -143,14 +143,6 @@ def test_eval_without_a_run_says_to_train_first() -> None:
     assert "train first" in result.output
 
 
-def test_video_suffix_is_checked(tmp_path) -> None:
-    from puffer.cli.video import VideoWriter
-    from puffer.core import APIUsageError
-
-    with pytest.raises(APIUsageError, match=r"unsupported suffix '\.avi'; use \.gif or \.mp4"):
-        VideoWriter(tmp_path / "out.avi")
-
-
 TINY = [
     "--train.total-timesteps", "1024",
     "--train.horizon", "16",
@@ -180,26 +172,6 @@ def test_train_then_eval_in_a_window(monkeypatch) -> None:
     cut = invoke("eval", ENV, "--no-render", "--episodes", "100", "--max-steps", "15", *SHORT)
     assert cut.exit_code == 0, cut.output
     assert "stopped at --max-steps 15 before 100 episodes ended" in " ".join(cut.output.split())
-
-
-def test_window_shows_frames_scaled(monkeypatch) -> None:
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    import numpy as np
-    import pygame
-
-    from puffer.cli.video import Window
-
-    frame = np.zeros((10, 12, 3), np.uint8)
-    frame[2:4, 3:5] = (255, 0, 0)
-    window = Window("test", fps=1000, scale=2)
-    try:
-        assert window.add(frame)
-        shown = pygame.surfarray.array3d(window.screen).transpose(1, 0, 2)
-        assert shown.shape == (20, 24, 3)
-        assert (shown[4:8, 6:10] == (255, 0, 0)).all() and shown[0, 0].sum() == 0
-    finally:
-        window.close()
 
 
 def test_train_a_turn_based_game_then_pit_it_against_opponents() -> None:

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from puffer.cli.main import app
-from puffer.cli.site import HOST, DashboardServer
 from puffer.sweep import SweepStore, pareto_front
 from puffer.train.paths import RunPaths
+from puffer.view.site import HOST, DashboardServer
 
 runner = CliRunner()
 TRAIN = ("--no-dashboard", "--train.total-timesteps", "8192", "--env.num-envs", "32")

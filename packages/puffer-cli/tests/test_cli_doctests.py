@@ -7,10 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = [
-    "puffer.cli.commands.listing",
-    "puffer.cli.play",
-]
+MODULES = ["puffer.cli.commands.listing"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -13,6 +13,7 @@ from puffer.core import (
     PettingZooPufferEnv,
     action_checker,
     check_actions,
+    random_actions,
 )
 from puffer.core.actions import SMALL
 from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
@@ -222,3 +223,13 @@ def test_pettingzoo_checked_every_step(step: int) -> None:
     with pytest.raises(APIUsageError, match=r"rps.*action 3 at row 1 is outside Discrete\(3\)"):
         env.step(np.array([0, 3], np.int32))
     env.close()
+
+
+@pytest.mark.parametrize("space", [spaces.Discrete(5), MULTI, BOX, UNEVEN], ids=str)
+def test_random_actions_pass_the_check_and_repeat_with_the_seed(space: spaces.Space) -> None:
+    drawn = random_actions(space, num_agents=3, count=4, seed=7)
+    assert drawn.shape == (4, 3, *space.shape)
+    for batch in drawn:
+        check_actions("random_actions", space, batch, num_rows=3)
+    np.testing.assert_array_equal(drawn, random_actions(space, 3, 4, seed=7))
+    assert not np.array_equal(drawn, random_actions(space, 3, 4, seed=8))

@@ -79,7 +79,7 @@ def test_unknown_name_suggests_close_names(name: str, suggestion: str) -> None:
         make(name)
 
 
-MODULES = ["actions", "env", "layout", "emulation", "pettingzoo", "registry"]
+MODULES = ["actions", "buffer", "env", "layout", "emulation", "pettingzoo", "registry"]
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -72,11 +72,10 @@ def test_checkpoint_keeps_the_statistics_for_eval_and_resume(tmp_path) -> None:
     assert trained.count.item() >= 256 and trained.var.min() > 0
 
     # Evaluation builds the policy from the checkpoint alone and normalizes like training.
-    rollout_module = pytest.importorskip("puffer.cli.rollout")
     state = ckpt.load(result.run_dir / "checkpoint.pt")
     env = make_vecenv("gym-Pendulum-v1", config)
     try:
-        loaded = rollout_module.load_policy(result.run_dir / "checkpoint.pt", env)
+        loaded = ckpt.load_policy(result.run_dir / "checkpoint.pt", env)
         stats = loaded.encoder.normalizer.stats
         for name in ("mean", "var", "count"):
             assert torch.equal(getattr(stats, name), getattr(trained, name))

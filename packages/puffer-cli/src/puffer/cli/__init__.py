@@ -1,4 +1,4 @@
-"""puffer.cli: the `puffer` command, a shell over puffer-train and puffer-sweep."""
+"""puffer.cli: the `puffer` command, a shell over puffer-train, puffer-sweep and puffer-view."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from puffer.core.actions import action_checker, check_actions
-from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype, mask_width
+from puffer.core.buffer import ARRAY_NAMES, Buffer, action_dtype, mask_width, random_actions
 from puffer.core.emulation import GymnasiumPufferEnv
 from puffer.core.env import PufferEnv
 from puffer.core.errors import (
@@ -51,6 +51,7 @@ __all__ = [
     "mask_width",
     "nativize",
     "observation_layout",
+    "random_actions",
     "registered_envs",
     "resolve_gym_id",
     "usable_cores",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
 from puffer.core.errors import APIUsageError
 
@@ -34,6 +35,7 @@ __all__ = [
     "Buffer",
     "action_dtype",
     "mask_width",
+    "random_actions",
 ]
 
 ARRAY_NAMES = ("observations", "actions", "rewards", "terminals", "truncations", "masks")
@@ -53,6 +55,22 @@ def action_dtype(space: spaces.Space) -> np.dtype:
         f"action space {space!r} cannot live in a buffer; use Discrete, MultiDiscrete or a "
         "float32 Box (wrap structured spaces with puffer.core.GymnasiumPufferEnv)"
     )
+
+
+def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int) -> np.ndarray:
+    """`count` batches of uniformly random actions for `num_agents` rows, drawn with `seed`.
+
+    Returns:
+        An array of shape (count, num_agents, *space.shape), dtype `action_dtype(space)`.
+
+    Example:
+        >>> random_actions(spaces.Discrete(3), num_agents=4, count=2, seed=0).shape
+        (2, 4)
+    """
+    batched = batch_space(space, num_agents)
+    batched.seed(seed)
+    dtype = action_dtype(space)
+    return np.stack([np.asarray(batched.sample(), dtype=dtype) for _ in range(count)])
 
 
 def mask_width(space: spaces.Space) -> int:

@@ -13,10 +13,11 @@ from puffer.train.config import (
     field_help,
     load_config,
 )
+from puffer.train.evaluate import evaluate_episodes
 from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import DivergedError, PuffeRL
-from puffer.train.run import TrainResult, evaluate_episodes, train
+from puffer.train.run import TrainResult, train
 from puffer.train.storage import StorageError
 
 __version__ = "0.1.0"

@@ -9,6 +9,9 @@ checkpoint intact; the temp file such a kill leaves is removed when the run dir 
 
 A run dir belongs to one run: a new run refuses a directory that already holds a checkpoint or
 metrics (it would overwrite the one and append to the other), and only `train.resume` opens it.
+
+Evaluation and play find a run's checkpoint (`find_checkpoint`: a file, a run dir or "latest")
+and rebuild its policy from the checkpoint's own config (`load_policy`).
 """
 
 from __future__ import annotations
@@ -22,15 +25,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from puffer.core import PufferError
+from puffer.core import PufferEnv, PufferError
 from puffer.train.config import Config, ConfigError
 from puffer.train.paths import RunPaths
+from puffer.train.policies import Policy, make_policy
 from puffer.train.storage import atomic_write, temp_files, writing
 
 __all__ = [
     "CheckpointError",
     "check_compatible",
+    "find_checkpoint",
     "load",
+    "load_policy",
+    "load_run_config",
     "make_run_dir",
     "rng_state",
     "save",
@@ -166,6 +173,62 @@ def load(path: str | Path) -> dict[str, Any]:
         f"pass a {RunPaths.CHECKPOINT} written by PuffeRL.save_checkpoint(), or delete it to "
         "start over"
     )
+
+
+def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
+    """Resolve `--load-model-path`: a checkpoint file, a run directory, or "latest".
+
+    "latest" is the run of `env_name` under `data_dir` whose checkpoint was written last.
+
+    Raises:
+        CheckpointError: Nothing is found; the message says where it looked.
+    """
+    if path == "latest":
+        latest = RunPaths.latest(data_dir, env_name)
+        if latest is None:
+            root = RunPaths.env_dir(data_dir, env_name)
+            raise CheckpointError(
+                f"--load-model-path latest: no {RunPaths.CHECKPOINT} under {root}/; train first "
+                f"(`puffer train {env_name}`) or pass --train.data-dir where your runs are"
+            )
+        return latest.checkpoint
+    candidate = Path(path)
+    if candidate.is_dir():
+        candidate = candidate / RunPaths.CHECKPOINT
+    if not candidate.is_file():
+        raise CheckpointError(
+            f"--load-model-path {path}: no checkpoint there; pass a {RunPaths.CHECKPOINT}, its "
+            "run directory, or 'latest'"
+        )
+    return candidate
+
+
+def load_run_config(checkpoint: str | Path) -> Config:
+    """The config a checkpoint was trained with.
+
+    Raises:
+        CheckpointError: The file is not a puffer checkpoint.
+    """
+    return Config.from_dict(load(checkpoint)["config"])
+
+
+def load_policy(checkpoint: str | Path, env: PufferEnv) -> Policy:
+    """Build the policy a checkpoint was trained with (its own [policy] section), load its
+    weights (on the CPU) and put it in eval mode.
+
+    Raises:
+        CheckpointError: The file is not a puffer checkpoint or does not fit `env`.
+    """
+    state = load(checkpoint)
+    saved = Config.from_dict(state["config"])
+    policy = make_policy(saved.policy, env)
+    try:
+        policy.load_state_dict(state["model"])
+    except RuntimeError as error:
+        raise CheckpointError(
+            f"{checkpoint} does not fit {env}: {error}; evaluate it on the env it was trained on"
+        ) from error
+    return policy.eval()
 
 
 def check_compatible(state: dict[str, Any], config: Config, num_agents: int) -> None:

@@ -27,11 +27,10 @@ from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL
-from puffer.train.rollout import Rollout
 from puffer.train.runtime import apply_torch_settings
 from puffer.train.score import RunScore, ScoredSinks
 
-__all__ = ["TrainResult", "TrainingInterrupted", "evaluate_episodes", "make_vecenv", "train"]
+__all__ = ["TrainResult", "TrainingInterrupted", "make_vecenv", "train"]
 
 
 @dataclass
@@ -375,35 +374,3 @@ def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) 
             trainer.save_checkpoint()
             last_save = time.monotonic()
     return metrics
-
-
-def evaluate_episodes(
-    policy: Policy, vecenv: Any, episodes: int, seed: int = 0, max_steps: int = 10_000_000
-) -> list[dict[str, float]]:
-    """Run `policy` (sampling its actions) until `episodes` episode-stat dicts have come back.
-
-    Acting is the trainer's: `puffer.train.rollout.Rollout` (recurrent state cut at episode
-    ends, Box actions clipped to the action space).
-
-    Args:
-        policy: a trained policy (its device is used).
-        vecenv: any env with the async API; reset here with `seed`, not closed.
-        episodes: stat dicts to collect (one per finished episode for emulated envs; Ocean
-            envs report means over several episodes per dict).
-        seed: reset seed.
-        max_steps: agent steps after which to stop anyway.
-
-    Returns:
-        the first `episodes` stat dicts, in arrival order.
-    """
-    rollout = Rollout(policy, vecenv)
-    rollout.reset(seed)
-    stats: list[dict[str, float]] = []
-    steps = 0
-    while True:
-        step = rollout.recv()
-        stats.extend({k: float(v) for k, v in info.items()} for info in step.infos)
-        if len(stats) >= episodes or steps >= max_steps:
-            return stats[:episodes]
-        rollout.act(step)
-        steps += len(step.ids)

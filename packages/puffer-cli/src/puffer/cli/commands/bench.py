@@ -16,7 +16,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.rollout import random_actions
+from puffer.core import random_actions
 from puffer.train.run import make_vecenv
 
 __all__ = ["bench", "measure_sps", "register"]

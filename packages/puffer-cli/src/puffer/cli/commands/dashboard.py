@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from puffer.cli.commands._common import console, reported_errors
-from puffer.cli.site import DashboardServer, export
 from puffer.core import APIUsageError
 from puffer.train.config import TrainConfig
+from puffer.view import DashboardServer, export
 
 __all__ = ["dashboard", "register"]
 

@@ -17,21 +17,15 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.rollout import (
-    EpisodeStats,
-    find_checkpoint,
-    load_policy,
-    load_run_config,
-    one_instance,
-    play,
-)
-from puffer.cli.video import FrameSink, VideoWriter, Window, check_frame, has_display
 from puffer.core import env_creator
-from puffer.train import Config
+from puffer.train import Config, evaluate_episodes
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
+from puffer.train.checkpoint import find_checkpoint, load_policy, load_run_config
+from puffer.train.evaluate import episode_count, episode_means, one_instance
 from puffer.train.paths import RunPaths
 from puffer.train.progress import Ticker, duration
 from puffer.train.score import scored_stat
+from puffer.view import FrameSink, VideoWriter, Window, check_frame, has_display
 
 __all__ = ["evaluate", "register"]
 
@@ -112,36 +106,39 @@ def evaluate(
                     else Window(env, fps)
                 )
 
-            def on_frame() -> bool:
-                return sink.add(check_frame(instance.render(), env))  # type: ignore[union-attr]
-
             ticker = Ticker(progress) if progress else None
+            steps = -1  # on_step is called once after the reset, then after every step
 
-            def on_step(so_far: EpisodeStats, steps: int) -> None:
+            def on_step(so_far: list[dict[str, float]]) -> bool:
+                nonlocal steps
+                steps += 1
                 if ticker is not None and ticker.due() and steps > 1:
+                    done = episode_count(so_far)
                     console.print(
                         f"[{duration(ticker.elapsed)}] step {steps:,} of at most "
-                        f"{max_steps:,}, {len(so_far.returns)}/{episodes} episodes"
-                        + (f"; {_scored(so_far, trained)}" if so_far.returns else ""),
+                        f"{max_steps:,}, {done}/{episodes} episodes"
+                        + (f"; {_scored(so_far, trained)}" if done else ""),
                         markup=False,
                     )
+                return sink is None or sink.add(check_frame(instance.render(), env))
 
-            stats = play(
-                instance,
+            stats = evaluate_episodes(
                 policy,
-                on_frame if sink is not None else None,
-                episodes=episodes,
-                max_steps=max_steps,
+                instance,
+                episodes,
                 seed=resolved.train.seed,
+                # Counted in agent steps: each step of the instance steps all its rows.
+                max_steps=max_steps * instance.num_agents,
                 on_step=on_step,
             )
         finally:
             if sink is not None:
                 sink.close()
             instance.close()
-    if stats.returns:
-        console.print(f"{len(stats.returns)} episodes: {_scored(stats, trained)}", markup=False)
-        if len(stats.returns) < episodes:
+    finished = episode_count(stats)
+    if finished:
+        console.print(f"{finished} episodes: {_scored(stats, trained)}", markup=False)
+        if finished < episodes:
             console.print(
                 f"stopped at --max-steps {max_steps} before {episodes} episodes ended; "
                 "raise --max-steps for more"
@@ -180,10 +177,10 @@ def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) 
     )
 
 
-def _scored(stats: EpisodeStats, trained: Config) -> str:
-    """`score 12.5 (episode_return); episode_length 200`: the mean of the statistic the run
-    is scored by (its `train.score_stat`), then every other statistic once."""
-    means = stats.means()
+def _scored(stats: list[dict[str, float]], trained: Config) -> str:
+    """`score 12.5 (episode_return); episode_length 200`: the mean per episode of the statistic
+    the run is scored by (its `train.score_stat`), then every other statistic once."""
+    means = episode_means(stats)
     stat = scored_stat(trained.train.score_stat, means)
     others = ", ".join(f"{k} {v:.4g}" for k, v in means.items() if k != stat)
     return f"score {means.get(stat, math.nan):.4g} ({stat})" + (f"; {others}" if others else "")

@@ -16,10 +16,20 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.cli.play import KeyMap, Others, PlayWindow, PolicyOthers, RandomOthers, Score
-from puffer.cli.rollout import find_checkpoint, load_policy, one_instance
-from puffer.cli.video import VideoWriter, check_frame, has_display
 from puffer.core import APIUsageError, PufferEnv, env_creator
+from puffer.train.checkpoint import find_checkpoint, load_policy
+from puffer.train.evaluate import one_instance
+from puffer.view import (
+    KeyMap,
+    Others,
+    PlayWindow,
+    PolicyOthers,
+    RandomOthers,
+    Score,
+    VideoWriter,
+    check_frame,
+    has_display,
+)
 
 __all__ = ["play", "register"]
 

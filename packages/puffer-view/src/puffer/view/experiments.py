@@ -9,7 +9,7 @@ The layout is puffer-train's `RunPaths` (one place names those files):
 Everything here only reads: a run or a sweep still being written is read as far as it got (a
 last line cut short mid-write is skipped, never truncated, unlike `SweepStore.open`).
 
-The files may be anyone's, so every one is read through `puffer.cli.inside` (inside the data
+The files may be anyone's, so every one is read through `puffer.view.inside` (inside the data
 dir, no symlinks followed), and each run and each sweep is read in isolation: one that cannot be
 read (a malformed config.json, bytes that are not UTF-8, a value JSON cannot carry) is listed
 with its error while the others show, and metrics lines that are no rows are skipped and counted.
@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from puffer.cli.inside import is_file_inside, read_inside, subdirs_inside
 from puffer.core import PufferError
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
@@ -36,6 +35,7 @@ from puffer.train.config import load_config
 from puffer.train.metrics import parse_metrics
 from puffer.train.paths import RunPaths
 from puffer.train.score import SCORE
+from puffer.view.inside import is_file_inside, read_inside, subdirs_inside
 
 __all__ = ["MAX_POINTS", "collect", "read_run", "read_sweep"]
 

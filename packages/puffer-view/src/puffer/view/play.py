@@ -19,8 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 from gymnasium import spaces
 
-from puffer.cli.rollout import random_actions
-from puffer.core import APIUsageError, PufferEnv, action_dtype
+from puffer.core import APIUsageError, PufferEnv, action_dtype, random_actions
 from puffer.train import Policy
 from puffer.train.rollout import Rollout
 

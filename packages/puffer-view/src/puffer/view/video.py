@@ -1,4 +1,5 @@
-"""Where `puffer eval` sends rendered frames: a GIF/MP4 file (imageio) or a pygame window.
+"""Where rendered frames go (`puffer eval`, `puffer play --record`): a GIF/MP4 file (imageio)
+or a pygame window.
 
 Frames are RGB uint8 arrays of shape (H, W, 3), as `PufferEnv.render()` returns them.
 """
@@ -84,7 +85,7 @@ class VideoWriter:
             except ImportError as error:
                 raise APIUsageError(
                     f"--video {self.path}: writing MP4 needs ffmpeg; "
-                    "install imageio-ffmpeg (puffer-cli's [mp4] extra) or write a .gif"
+                    "install imageio-ffmpeg (puffer-view's [mp4] extra) or write a .gif"
                 ) from error
         self.frames: list[np.ndarray] = []
 

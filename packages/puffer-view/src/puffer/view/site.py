@@ -1,6 +1,6 @@
 """The dashboard as files: served from 127.0.0.1 while runs go on, or exported to a folder.
 
-    index.html, dashboard.js, dashboard.css   the page (package data in puffer/cli/static/)
+    index.html, dashboard.js, dashboard.css   the page (package data in puffer/view/static/)
     plotly.min.js                             the plotting library, from the plotly package
     data.js                                   `pufferData({...})`: experiments.collect() now
     files/<run>/eval.gif                      each run's eval video
@@ -16,7 +16,7 @@ The server answers GET only, and only requests that could come from the page its
     one that decodes to a control character, or an HTTP/0.9 request is answered 400;
   - every error is a fixed status line and body: nothing of the request is ever written into a
     status line or a header (`http.server`'s `send_error` put the decoded path there);
-  - files are read through `puffer.cli.inside` (inside the data dir, no symlink followed).
+  - files are read through `puffer.view.inside` (inside the data dir, no symlink followed).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from puffer.cli.experiments import collect
-from puffer.cli.inside import read_inside
 from puffer.core import APIUsageError
 from puffer.train.paths import RunPaths
+from puffer.view.experiments import collect
+from puffer.view.inside import read_inside
 
 __all__ = ["HOST", "DashboardServer", "data_script", "export", "page_files"]
 
@@ -68,7 +68,7 @@ def page_files() -> dict[str, bytes]:
     """The page's fixed files by name: index.html, dashboard.js, dashboard.css, plotly.min.js."""
     from plotly.offline import get_plotlyjs
 
-    static = files("puffer.cli") / "static"
+    static = files("puffer.view") / "static"
     return {
         "index.html": (static / "dashboard.html").read_bytes(),
         "dashboard.js": (static / "dashboard.js").read_bytes(),

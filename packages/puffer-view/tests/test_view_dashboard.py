@@ -1,0 +1,70 @@
+"""The dashboard's data and files without a browser: a run read from its files, a broken run
+listed with its error, a symlink never followed, and an export that holds the page, the data
+and the videos. The served page in Chromium and the hostile requests are puffer-cli's tests of
+`puffer dashboard`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from puffer.train.paths import RunPaths
+from puffer.view import DashboardServer, collect, export
+from puffer.view.experiments import MAX_POINTS
+from puffer.view.site import data_script, page_files
+
+
+def _run(root: Path, name: str, epochs: int) -> Path:
+    run = root / "squared" / name
+    run.mkdir(parents=True)
+    rows = [
+        {"step": 1000 * (i + 1), "performance/sps": 500.0, "environment/episode_return": i}
+        for i in range(epochs)
+    ]
+    (run / RunPaths.METRICS).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return run
+
+
+def test_runs_are_read_thinned_and_isolated(tmp_path: Path) -> None:
+    good = _run(tmp_path, "good", epochs=MAX_POINTS * 3)
+    (good / RunPaths.VIDEO).write_bytes(b"GIF89a")
+    broken = _run(tmp_path, "broken", epochs=2)
+    (broken / RunPaths.CONFIG).write_text("{not json")
+    linked = _run(tmp_path, "linked", epochs=1)
+    os.symlink(good / RunPaths.VIDEO, linked / RunPaths.VIDEO)
+
+    runs = {run["id"]: run for run in collect(tmp_path)["runs"]}
+    assert set(runs) == {"squared/good", "squared/broken", "squared/linked"}
+    read = runs["squared/good"]
+    assert read["error"] is None and read["steps"] == 3000.0 * MAX_POINTS
+    # Thinned to MAX_POINTS, the last epoch kept; wall time is steps over SPS, summed.
+    assert len(read["step"]) == MAX_POINTS and read["step"][-1] == read["steps"]
+    assert read["wall"][-1] == pytest.approx(read["steps"] / 500.0)
+    assert read["video"] == "squared/good/eval.gif"
+    assert runs["squared/broken"]["error"].startswith("JSONDecodeError")
+    assert runs["squared/linked"]["video"] is None  # a symlink is never followed
+
+
+def test_export_holds_the_page_the_data_and_the_videos(tmp_path: Path) -> None:
+    data = tmp_path / "experiments"
+    (_run(data, "good", epochs=3) / RunPaths.VIDEO).write_bytes(b"GIF89a")
+    index = export(data, tmp_path / "site")
+    site = index.parent
+    for name, content in page_files().items():
+        assert (site / name).read_bytes() == content
+    assert (site / "files" / "squared" / "good" / RunPaths.VIDEO).read_bytes() == b"GIF89a"
+    script = (site / "data.js").read_text()
+    assert script.startswith("pufferData(") and '"refresh": 0' in script
+    server = DashboardServer(data, port=0)
+    try:
+        assert server.content("/index.html") == page_files()["index.html"]
+        assert server.content("/files/squared/good/eval.gif") == b"GIF89a"
+        assert server.content("/files/squared/../squared/good/eval.gif") is None
+        payload = server.content("/data.js")
+        assert payload is not None and payload.startswith(b"pufferData(")
+    finally:
+        server.close()
+    assert data_script({"runs": []}, 5.0).endswith(b");\n")

@@ -31,14 +31,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from anchor import ours_from_pufferlib, pufferlib_config, pufferlib_python
+from peers import ours_from_pufferlib, pufferlib_config, pufferlib_python
 
 HERE = Path(__file__).resolve()
 
@@ -590,7 +589,9 @@ def env_report(args: argparse.Namespace) -> None:
 
 
 def _header() -> str:
-    return f"python {platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()})"
+    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
+
+    return header("torch")
 
 
 def main() -> None:

@@ -36,6 +36,8 @@ def benchmark_script() -> Callable[[str], ModuleType]:
 
     def load(name: str) -> ModuleType:
         path = Path(__file__).parent / "benchmarks" / f"{name}.py"
+        if str(path.parent) not in sys.path:
+            sys.path.append(str(path.parent))  # as for a script run there: `import peers` works
         spec = importlib.util.spec_from_file_location(f"_benchmark_{name}", path)
         assert spec is not None and spec.loader is not None, f"{path} is missing"
         module = importlib.util.module_from_spec(spec)

@@ -17,64 +17,62 @@ Recommended: an idle machine, `--steps 100000 --repeats 7`. Run:
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 
 import gymnasium
 import numpy as np
 
-import puffer.core
 from puffer.core import GymnasiumPufferEnv
+from puffer.core.bench import Rate, header, timed
 
 
-class Timer:
-    """CPU time of this thread and wall time over a `with` block."""
-
-    def __enter__(self) -> Timer:
-        self.cpu, self.wall = time.thread_time(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cpu = time.thread_time() - self.cpu
-        self.wall = time.perf_counter() - self.wall
-
-
-def raw_rate(actions: list[int], seed: int) -> Timer:
+def raw_rate(actions: list[int], seed: int) -> Rate:
     env = gymnasium.make("CartPole-v1")
     env.reset(seed=seed)
     step, reset = env.step, env.reset
-    with Timer() as timer:
+
+    def run() -> int:
         for action in actions:
             _, _, terminated, truncated, _ = step(action)
             if terminated or truncated:
                 reset()
+        return len(actions)
+
+    rate = timed(run, cpu_clock=time.thread_time)
     env.close()
-    return timer
+    return rate
 
 
-def emulated_rate(actions: list[np.ndarray], seed: int) -> Timer:
+def emulated_rate(actions: list[np.ndarray], seed: int) -> Rate:
     env = GymnasiumPufferEnv("CartPole-v1")
     env.reset(seed=seed)
     step = env.step
-    with Timer() as timer:
+
+    def run() -> int:
         for action in actions:
             step(action)
+        return len(actions)
+
+    rate = timed(run, cpu_clock=time.thread_time)
     env.close()
-    return timer
+    return rate
 
 
-def in_place_rate(actions: list[int], seed: int) -> Timer:
+def in_place_rate(actions: list[int], seed: int) -> Rate:
     env = GymnasiumPufferEnv("CartPole-v1")
     env.reset(seed=seed)
     step, row = env.step, env.actions
-    with Timer() as timer:
+
+    def run() -> int:
         for action in actions:
             row[0] = action
             step(row)
+        return len(actions)
+
+    rate = timed(run, cpu_clock=time.thread_time)
     env.close()
-    return timer
+    return rate
 
 
 def main() -> None:
@@ -87,26 +85,22 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     ints = [int(a) for a in rng.integers(0, 2, args.steps)]
     arrays = [np.array([a], np.int32) for a in ints]
-    timers: dict[str, list[Timer]] = {"raw": [], "emulated": [], "emulated in place": []}
+    timers: dict[str, list[Rate]] = {"raw": [], "emulated": [], "emulated in place": []}
     for _ in range(args.repeats):  # alternate, so load drift hits every mode alike
         timers["raw"].append(raw_rate(ints, args.seed))
         timers["emulated"].append(emulated_rate(arrays, args.seed))
         timers["emulated in place"].append(in_place_rate(ints, args.seed))
 
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, gymnasium "
-        f"{gymnasium.__version__}, puffer-core {puffer.core.__version__}; "
-        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; GPU: none used"
-    )
+    print(f"{header('numpy', 'gymnasium', 'puffer-core')}; GPU: none used")
     print(
         f"CartPole-v1, {args.steps} steps x {args.repeats} repeats, median agent steps per "
         "CPU-second (per wall-second):"
     )
-    raw_cpu = statistics.median(args.steps / t.cpu for t in timers["raw"])
-    raw_wall = statistics.median(args.steps / t.wall for t in timers["raw"])
+    raw_cpu = statistics.median(t.per_cpu for t in timers["raw"])
+    raw_wall = statistics.median(t.per_wall for t in timers["raw"])
     for mode, runs in timers.items():
-        cpu = statistics.median(args.steps / t.cpu for t in runs)
-        wall = statistics.median(args.steps / t.wall for t in runs)
+        cpu = statistics.median(t.per_cpu for t in runs)
+        wall = statistics.median(t.per_wall for t in runs)
         print(
             f"  {mode:<18} {cpu:>9,.0f}  {cpu / raw_cpu:.2f}x raw   "
             f"({wall:>9,.0f}  {wall / raw_wall:.2f}x raw)"

@@ -28,17 +28,17 @@ Recommended: an idle machine, `--seconds 5 --repeats 5`. Run:
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
-import time
 from collections.abc import Callable
+from functools import partial
 
 import gymnasium
 import numpy as np
+from peers import gymnasium_vector
 
 import puffer.vector
 from puffer.core import make
+from puffer.core.bench import header, timed
 
 Stepper = Callable[[], int]  # one call steps every env once and returns the agent steps taken
 
@@ -47,12 +47,7 @@ def measure(build: Callable[[], tuple[Stepper, Callable[[], None]]], seconds: fl
     """Agent steps per second of one freshly built stepper over `seconds` (after a warm-up)."""
     step, close = build()
     try:
-        for _ in range(10):
-            step()
-        steps, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
-            steps += step()
-        return steps / elapsed
+        return timed(step, seconds, warmup=10).per_wall
     finally:
         close()
 
@@ -92,20 +87,8 @@ def puffer_multiprocessing(name: str, copies: int, **kwargs):
     return build
 
 
-def gymnasium_vector(make_env: Callable[[], gymnasium.Env], num_envs: int, asynchronous: bool):
-    def build():
-        kind = gymnasium.vector.AsyncVectorEnv if asynchronous else gymnasium.vector.SyncVectorEnv
-        vecenv = kind([make_env] * num_envs, autoreset_mode="SameStep")
-        vecenv.reset(seed=0)
-        vecenv.action_space.seed(0)
-
-        def step() -> int:
-            vecenv.step(vecenv.action_space.sample())
-            return num_envs
-
-        return step, vecenv.close
-
-    return build
+def gymnasium_peer(make_env: Callable[[], gymnasium.Env], num_envs: int, mode: str):
+    return partial(gymnasium_vector, make_env, num_envs, mode)
 
 
 def envpool_atari(num_envs: int):
@@ -233,22 +216,22 @@ def rows(num_envs: int) -> dict[str, list[tuple[str, Callable]]]:
             ("ours: one process", puffer_native("minatar-breakout", num_envs=num_envs)),
             ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
                 "minatar-breakout", 2, num_envs=half)),
-            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_minatar_gym, num_envs, False)),
-            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_minatar_gym, num_envs, True)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_peer(_minatar_gym, num_envs, "sync")),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_peer(_minatar_gym, num_envs, "async")),
         ],
         "minigrid-doorkey-5x5": [
             ("ours: one process", puffer_native("minigrid-doorkey-5x5", num_envs=num_envs)),
             ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
                 "minigrid-doorkey-5x5", 2, num_envs=half)),
-            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_minigrid_gym, num_envs, False)),
-            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_minigrid_gym, num_envs, True)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_peer(_minigrid_gym, num_envs, "sync")),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_peer(_minigrid_gym, num_envs, "async")),
         ],
         "crafter": [
             ("ours: one process", puffer_native("crafter", num_envs=num_envs)),
             ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
                 "crafter", 2, num_envs=half)),
-            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_CrafterGymnasium, num_envs, False)),
-            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_CrafterGymnasium, num_envs, True)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_peer(_CrafterGymnasium, num_envs, "sync")),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_peer(_CrafterGymnasium, num_envs, "async")),
         ],
         "butterfly-kaz": [
             ("ours: PettingZooPufferEnv", puffer_native("butterfly-kaz")),
@@ -262,15 +245,15 @@ def rows(num_envs: int) -> dict[str, list[tuple[str, Callable]]]:
             ("ours: one process", puffer_native("nethack-score", num_envs=num_envs)),
             ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
                 "nethack-score", 2, num_envs=half)),
-            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_nethack_gym, num_envs, False)),
-            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_nethack_gym, num_envs, True)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_peer(_nethack_gym, num_envs, "sync")),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_peer(_nethack_gym, num_envs, "async")),
         ],
         "vizdoom-basic": [
             ("ours: one process", puffer_native("vizdoom-basic", num_envs=num_envs)),
             ("ours: multiprocessing (2 workers)", puffer_multiprocessing(
                 "vizdoom-basic", 2, num_envs=half)),
-            ("peer: gymnasium SyncVectorEnv", gymnasium_vector(_vizdoom_gym, num_envs, False)),
-            ("peer: gymnasium AsyncVectorEnv", gymnasium_vector(_vizdoom_gym, num_envs, True)),
+            ("peer: gymnasium SyncVectorEnv", gymnasium_peer(_vizdoom_gym, num_envs, "sync")),
+            ("peer: gymnasium AsyncVectorEnv", gymnasium_peer(_vizdoom_gym, num_envs, "async")),
         ],
         "magent-battle": [
             ("ours: PettingZooPufferEnv", puffer_native("magent-battle")),
@@ -288,9 +271,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated family ids to run")
     args = parser.parse_args()
     print(
-        f"python {platform.python_version()}, numpy {np.__version__}, gymnasium "
-        f"{gymnasium.__version__}; {platform.machine()}, {os.cpu_count()} CPUs, load average "
-        f"{os.getloadavg()[0]:.2f}; {args.envs} envs per row, median of {args.repeats} x "
+        f"{header('numpy', 'gymnasium')}; {args.envs} envs per row, median of {args.repeats} x "
         f"{args.seconds:g} s; unit: agent steps per wall-clock second"
     )
     only = {name for name in args.only.split(",") if name}

@@ -29,15 +29,13 @@ each alike. Run on an idle machine.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
-import time
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
+from puffer.core.bench import header, timed
 from puffer.kernels import lstm_sequence_reference
 from puffer.train.advantage import (
     kernel_libraries,
@@ -49,10 +47,14 @@ from puffer.train.advantage import (
 from puffer.train.policies import LSTMCore, MinGRUCore
 
 
-def _timed(fn: Callable[[], torch.Tensor]) -> float:
-    start = time.perf_counter()
-    fn()
-    return (time.perf_counter() - start) * 1e3
+def _ms(fn: Callable[[], object]) -> float:
+    """Milliseconds of one call of `fn`."""
+
+    def call() -> int:
+        fn()
+        return 1
+
+    return 1e3 * timed(call).wall
 
 
 def _log_space_mingru(core: MinGRUCore, x: torch.Tensor, h0: torch.Tensor, starts: torch.Tensor):
@@ -110,7 +112,7 @@ def _recurrent(args: argparse.Namespace) -> None:
     )
     for fn in rows.values():
         fwd_bwd(fn)  # warm-up: library load, op registration, allocator
-    times = [[_timed(lambda f=fn: fwd_bwd(f)) for fn in rows.values()] for _ in range(args.repeats)]
+    times = [[_ms(lambda f=fn: fwd_bwd(f)) for fn in rows.values()] for _ in range(args.repeats)]
     medians = [statistics.median(column) for column in zip(*times, strict=True)]
     base = medians[0]
     for name, ms in zip(rows, medians, strict=True):
@@ -145,7 +147,7 @@ def _lstm_forward_parts(args: argparse.Namespace) -> None:
     }
     for fn in rows.values():
         fn()  # warm-up
-    times = [[_timed(fn) for fn in rows.values()] for _ in range(args.repeats)]
+    times = [[_ms(fn) for fn in rows.values()] for _ in range(args.repeats)]
     kernel, product, cell = (statistics.median(column) for column in zip(*times, strict=True))
     print(
         f"lstm forward parts, {b} segments x T={t}, hidden {hidden}, "
@@ -189,8 +191,7 @@ def main() -> None:
         ),
     }
     print(
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch "
-        f"{torch.__version__} ({torch.get_num_threads()} threads), load {os.getloadavg()[0]:.2f}, "
+        f"{header('torch')} ({torch.get_num_threads()} threads), "
         f"kernels {kernel_libraries()['cpu']}"
     )
     print(f"S={args.segments} T={args.horizon}: ms per call, median of {args.repeats}")
@@ -198,7 +199,7 @@ def main() -> None:
         if args.skip_advantage:
             break
         kernel(), reference()  # warm-up: library load, allocator
-        times = [(_timed(kernel), _timed(reference)) for _ in range(args.repeats)]
+        times = [(_ms(kernel), _ms(reference)) for _ in range(args.repeats)]
         k = statistics.median(t[0] for t in times)
         r = statistics.median(t[1] for t in times)
         print(f"{name:20s} kernel {k:8.3f}  reference {r:8.3f}  ratio {r / k:6.1f}x")

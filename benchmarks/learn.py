@@ -36,6 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
+from puffer.core.bench import header
 from puffer.train import (
     Config,
     PolicyConfig,
@@ -221,11 +222,8 @@ def defaults(args: argparse.Namespace) -> None:
     peer = args.defaults.startswith("gym-") and not args.no_peer
     runners = [("puffer", run_defaults)] + ([("sb3", run_sb3)] if peer else [])
     jobs = [(name, seed, fn) for seed in args.seeds for name, fn in runners]
-    print(
-        f"{args.defaults}, {args.steps:,} steps, seeds {args.seeds}; {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.2f}",
-        flush=True,
-    )
+    print(header("torch", "stable-baselines3"), flush=True)
+    print(f"{args.defaults}, {args.steps:,} steps, seeds {args.seeds}", flush=True)
     results: dict[str, list[dict]] = {name: [] for name, _ in runners}
     # A fresh process per run: nothing (threads, RNG, imports) carries from one to the next.
     with ProcessPoolExecutor(args.jobs, max_tasks_per_child=1) as pool:
@@ -276,6 +274,7 @@ def main() -> None:
     if args.defaults:
         defaults(args)
         return
+    print(header("torch"), flush=True)
     for case in args.cases:
         for seed in args.seeds:
             run(case, seed, args.threads, args.matmul_precision, args.encoder_dtype)

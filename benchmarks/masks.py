@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import time
 
 import pettingzoo
 import torch
 
 from puffer.core import PettingZooPufferEnv
+from puffer.core.bench import header
 from puffer.train.testing import count_illegal_samples
 from puffer.vector import make
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--unmasked-positions", type=int, default=20)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(f"load: {os.getloadavg()}")
+    print(header("torch", "pettingzoo"))
     for game in args.games:
         env_id, kwargs = GAMES[game]
         creator = functools.partial(pettingzoo.make, "aec", env_id, **kwargs)

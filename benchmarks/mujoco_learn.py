@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from anchor import machine
+from puffer.core.bench import header, record
 
 ENVS = (
     "Ant", "HalfCheetah", "Hopper", "Humanoid", "HumanoidStandup", "InvertedDoublePendulum",
@@ -118,8 +117,8 @@ def run(args: argparse.Namespace, env: str, row: str, seed: int) -> Path | None:
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"{row} on {env_id} seed {seed} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1][7:])
-    result.update(wall=time.time() - start, machine=machine(), date=time.strftime("%Y-%m-%d"))
+    result = record("mujoco_learn", env=env, row=row, seed=seed, steps=args.steps,
+                    **json.loads(lines[-1][7:]), wall=time.time() - start)  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result))
     return path
@@ -161,7 +160,7 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="print the table only")
     args = parser.parse_args()
     if not args.report:
-        print(f"{machine()}, load {os.getloadavg()[0]:.1f}", flush=True)
+        print(header("torch", "stable-baselines3", "mujoco"), flush=True)
         for seed in args.seeds:
             for env in args.envs:
                 for row in args.rows:

@@ -19,7 +19,7 @@ A third column, `cpu`, is the `binding` loop's steps per CPU second of this proc
 wall-clock time also counts waiting for a core (for several threads it is not a speed-up).
 
 Unit: agent steps per second (snake counts every snake; breakout's one step is 4 frames).
-Each figure is the median of `--repeats` runs of about `--seconds` each. The named peer is
+Each figure is the median of `--repeats` runs of at least `--seconds` each. The named peer is
 Gymnasium's own vectorized CartPole (`gymnasium.make_vec("CartPole-v1", vectorization_mode=
 "vector_entry_point")`, numpy), timed the same way at the same sizes; its ratio is printed on the
 cartpole rows. Recommended: an idle machine, `--repeats 5 --seconds 0.5`. Run:
@@ -31,7 +31,7 @@ With `--pufferlib DIR` (a PufferLib 3.0 install: DIR/venv/bin/python or DIR/bin/
 instead compares each env that shares a name with a PufferLib 3.0 Ocean env, like for like:
 1,024 agents, one thread, their defaults on both sides, the same loop through each side's
 public `step` (16 pre-sampled random action arrays, cycled); theirs runs in a child process with
-their Python (benchmarks/pufferlib_sps.py), alternating with ours. It prints both rates and
+their Python (`peers.pufferlib_sps`), alternating with ours. It prints both rates and
 ours / theirs:
 
     uv run python benchmarks/ocean.py --pufferlib /work/pl3 --repeats 3 --seconds 2
@@ -40,21 +40,18 @@ ours / theirs:
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
-import subprocess
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium
 import numpy as np
+from peers import gymnasium_vector, pufferlib_python, pufferlib_sps
 
 import puffer.core
 import puffer.ocean
+from puffer.core.bench import header, timed
 
 ENVS = list(puffer.ocean.ENVS)  # every C env the binding was built with
 POOL = 16  # pre-generated action arrays, cycled
@@ -93,48 +90,35 @@ def action_pool(space: gymnasium.Space, shape: tuple[int, ...], seed: int) -> np
     return rng.uniform(-1.0, 1.0, (POOL, *shape)).astype(np.float32)
 
 
-def timed(loop: Callable[[int], None], agents: int, seconds: float) -> tuple[float, float]:
-    """Agent steps per wall-clock second and per CPU second of this process, for `loop(n)`.
+def pool_pass(step: Callable[[np.ndarray], object], pool: np.ndarray, agents: int):
+    """A `timed` step: `step(actions)` once per pool entry, returning the agent steps done (the
+    clock is read once per pass, not per env step)."""
 
-    n is sized from a short calibration run. On a shared machine the CPU-time rate shows what
-    one thread does when it runs; the wall-clock rate also pays for waiting to run.
-    """
-    steps = 16
-    while True:
-        start = time.perf_counter()
-        loop(steps)
-        elapsed = time.perf_counter() - start
-        if elapsed > seconds / 4 or steps >= 1 << 22:
-            break
-        steps *= 2
-    steps = max(1, int(steps * seconds / max(elapsed, 1e-9)))
-    start, cpu = time.perf_counter(), time.process_time()
-    loop(steps)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return steps * agents / wall, steps * agents / max(cpu, 1e-9)
+    def one_pass() -> int:
+        for actions in pool:
+            step(actions)
+        return len(pool) * agents
+
+    return one_pass
 
 
 def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace) -> dict:
     env = puffer.core.make(name, num_envs=num_envs, num_threads=threads)
     env.reset(seed=0)
     pool = action_pool(env.single_action_space, env.actions.shape, seed=1)
-    actions, native_step, step = env.actions, env._c.step, env.step
-    native_unchecked = env._c._step_unchecked
+    actions, native_step, native_unchecked = env.actions, env._c.step, env._c._step_unchecked
 
-    def binding(n: int) -> None:
-        for i in range(n):
-            np.copyto(actions, pool[i % POOL])
-            native_step()
+    def binding(pooled: np.ndarray) -> None:
+        np.copyto(actions, pooled)
+        native_step()
 
-    def unchecked(n: int) -> None:
-        for i in range(n):
-            np.copyto(actions, pool[i % POOL])
-            native_unchecked()
+    def unchecked(pooled: np.ndarray) -> None:
+        np.copyto(actions, pooled)
+        native_unchecked()
 
-    def public(n: int) -> None:
-        for i in range(n):
-            np.copyto(actions, pool[i % POOL])
-            step(actions)
+    def public(pooled: np.ndarray) -> None:
+        np.copyto(actions, pooled)
+        env.step(actions)
 
     rates: dict[str, list[float]] = {
         "binding": [],
@@ -144,31 +128,23 @@ def ocean_rates(name: str, num_envs: int, threads: int, args: argparse.Namespace
         "unchecked_cpu": [],
     }
     for _ in range(args.repeats):
-        wall, cpu = timed(binding, env.num_agents, args.seconds)
-        rates["binding"].append(wall)
-        rates["cpu"].append(cpu)
-        wall, cpu = timed(unchecked, env.num_agents, args.seconds)
-        rates["unchecked"].append(wall)
-        rates["unchecked_cpu"].append(cpu)
-        rates["step"].append(timed(public, env.num_agents, args.seconds)[0])
+        rate = timed(pool_pass(binding, pool, env.num_agents), args.seconds)
+        rates["binding"].append(rate.per_wall)
+        rates["cpu"].append(rate.per_cpu)
+        rate = timed(pool_pass(unchecked, pool, env.num_agents), args.seconds)
+        rates["unchecked"].append(rate.per_wall)
+        rates["unchecked_cpu"].append(rate.per_cpu)
+        rates["step"].append(timed(pool_pass(public, pool, env.num_agents), args.seconds).per_wall)
     env.close()
     return {key: statistics.median(values) for key, values in rates.items()}
 
 
 def gymnasium_rate(num_envs: int, args: argparse.Namespace) -> float:
-    env = gymnasium.make_vec(
-        "CartPole-v1", num_envs=num_envs, vectorization_mode="vector_entry_point"
-    )
-    env.reset(seed=0)
-    pool = action_pool(env.single_action_space, (num_envs,), seed=1)
-
-    def loop(n: int) -> None:
-        for i in range(n):
-            env.step(pool[i % POOL])
-
-    rate = statistics.median(timed(loop, num_envs, args.seconds)[0] for _ in range(args.repeats))
-    env.close()
-    return rate
+    step, close = gymnasium_vector("CartPole-v1", num_envs, "vector_entry_point", seed=1)
+    try:
+        return statistics.median(timed(step, args.seconds).per_wall for _ in range(args.repeats))
+    finally:
+        close()
 
 
 def public_rate(name: str, args: argparse.Namespace) -> tuple[float, int]:
@@ -176,44 +152,24 @@ def public_rate(name: str, args: argparse.Namespace) -> tuple[float, int]:
     env = puffer.core.make(name, num_envs=INSTANCES.get(name, (AGENTS,))[0], num_threads=1)
     env.reset(seed=0)
     pool = action_pool(env.single_action_space, env.actions.shape, seed=1)
-    step = env.step
-
-    def loop(n: int) -> None:
-        for i in range(n):
-            step(pool[i % POOL])
-
-    rate = statistics.median(
-        timed(loop, env.num_agents, args.seconds)[0] for _ in range(args.repeats)
-    )
+    one_pass = pool_pass(env.step, pool, env.num_agents)
+    rate = statistics.median(timed(one_pass, args.seconds).per_wall for _ in range(args.repeats))
     agents = env.num_agents
     env.close()
     return rate, agents
 
 
 def pufferlib_rate(name: str, python: Path, args: argparse.Namespace) -> tuple[float, int]:
-    """Their env through benchmarks/pufferlib_sps.py, in a scratch directory."""
-    script = Path(__file__).resolve().parent / "pufferlib_sps.py"
+    """Their env at 1,024 agents, one thread: (median agent steps/s, agents)."""
     num_envs = INSTANCES.get(name, (AGENTS, AGENTS))[1]
-    with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run(
-            [str(python), str(script), name, "--num-envs", str(num_envs),
-             "--seconds", str(args.seconds), "--repeats", str(args.repeats),
-             "--config", json.dumps(PUFFERLIB_CONFIG.get(name, {}))],
-            cwd=scratch, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-    if done.returncode != 0:
-        raise SystemExit(f"PufferLib's {name} failed:\n{done.stderr[-2000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    return result["sps"], result["num_agents"]
+    config = PUFFERLIB_CONFIG.get(name, {})
+    return pufferlib_sps(python, name, num_envs, args.seconds, args.repeats, config)
 
 
 def compare_pufferlib(directory: str, args: argparse.Namespace) -> None:
-    root = Path(directory)
-    python = next((p for p in (root / "venv/bin/python", root / "bin/python") if p.exists()), None)
-    if python is None:
-        raise SystemExit(f"--pufferlib {directory}: no venv/bin/python or bin/python there")
+    python = pufferlib_python(directory)
     names = [name for name in args.envs if name in SHARED]
-    print(f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={python}")
+    print(f"{header('numpy', 'puffer-ocean')}; PufferLib's python {python}")
     print(f"agent steps/s through each side's public step, {AGENTS} agents, 1 thread, median of")
     print(f"{args.repeats} runs of {args.seconds}s; M = 1e6")
     print(f"{'env':<12}{'agents':>8}{'ours':>10}{'PufferLib':>11}{'ratio':>8}{'load':>7}")
@@ -248,11 +204,7 @@ def main() -> None:
         compare_pufferlib(args.pufferlib, args)
         return
 
-    print(
-        f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={platform.python_version()}"
-        f" numpy={np.__version__} gymnasium={gymnasium.__version__}"
-        f" puffer-ocean={puffer.ocean.__version__}"
-    )
+    print(header("numpy", "gymnasium", "puffer-ocean"))
     print("agent steps/s, median of", args.repeats, "runs; M = 1e6")
     print(
         f"{'env':<20}{'envs':>6}{'threads':>8}{'binding':>11}{'unchecked':>11}{'check':>8}"

@@ -5,7 +5,7 @@ Rows per env and seed:
 - `pufferlib`: PufferLib 3.0's `pufferl.train("puffer_ENV")` with its shipped `.ini`, its env
   and vec counts as shipped (`--vec.backend Serial`: its Multiprocessing backend asks for more
   workers than 2 cores have; Serial steps the same env objects in one process);
-- `same`: `puffer train ENV` with every value of that `.ini` (`anchor.ours_from_pufferlib`);
+- `same`: `puffer train ENV` with every value of that `.ini` (`peers.ours_from_pufferlib`);
 - `shipped`: `puffer train ENV` with our TOML as shipped, its budget cut to PufferLib's where
   it is longer (cartpole's TOML trains 99,840 steps in 256-step batches: a recipe for that
   budget, not for PufferLib's 20M).
@@ -35,7 +35,9 @@ import time
 import tomllib
 from pathlib import Path
 
-from anchor import machine, ours_from_pufferlib, pufferlib_config, pufferlib_python
+from peers import ours_from_pufferlib, pufferlib_config, pufferlib_python
+
+from puffer.core.bench import header, record
 
 ROWS = ("pufferlib", "same", "shipped")
 
@@ -125,8 +127,7 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
     else:
         steps = min(steps, shipped_budget(env))
         curve = run_ours(env, seed, args.threads, ["--train.total-timesteps", str(steps)])
-    meta = {"env": env, "row": row, "seed": seed, "budget": steps, "threads": args.threads,
-            "machine": machine(), "date": time.strftime("%Y-%m-%d")}  # fmt: skip
+    meta = record("ocean_learn", env=env, row=row, seed=seed, budget=steps, threads=args.threads)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(json.dumps(x) for x in [meta, *curve]) + "\n")
@@ -220,7 +221,7 @@ def main() -> None:
     args = parser.parse_args()
     python = pufferlib_python(args.pufferlib)
     if not args.report:
-        print(f"{machine()}, load {os.getloadavg()[0]:.1f}, {args.threads} thread(s)", flush=True)
+        print(f"{header('torch')}; {args.threads} thread(s)", flush=True)
         for env in args.envs:
             for seed in args.seeds:
                 for row in args.rows:

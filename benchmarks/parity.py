@@ -2,10 +2,16 @@
 
 `trainer`: from identical weights and one identical epoch of experience, one `train()` of each
 trainer; prints every component (advantages, each loss term, each parameter's gradient and
-update) with its largest difference and whether a difference is intended. The experience is
-one epoch our trainer collected on our env with PufferLib's config, in two cases: an LSTM over
-segments with no episode end inside them, and an MLP over the segments as collected (episode
-ends included). Two intended differences are neutralized in the batch so that everything
+update) with its largest difference and whether a difference is intended. Each side's update
+is its own optimizer's step redone in float64 from the same weights, the same optimizer state
+(learning rate included) and the same gradient (PufferLib's): Newton-Schulz orthogonalization
+magnifies float32 rounding in a matrix's near-null directions (breakout's 4 x 128 action head:
+gradients equal to 2e-8 gave float32 updates 2e-5 to 5e-5 apart, 0.2-0.5 % of the update),
+where in float64 two equal optimizers agree to ~1e-16 and a 1 % change of the learning rate
+shows as 1 %. Each `train()` must take exactly one optimizer step, so that step is the whole
+update. The experience is one epoch our trainer collected on our env with PufferLib's config,
+in two cases: an LSTM over segments with no episode end inside them, and an MLP over the
+segments as collected (episode ends included). Two intended differences are neutralized in the batch so that everything
 else must agree (both are listed in the report with what they change):
 - the last step of a segment: ours bootstraps it from the value of the next observation,
   PufferLib sets its advantage to 0; the batch's next values are chosen so that our TD error
@@ -20,6 +26,8 @@ differ, and episode returns and lengths over at least `--episodes` episodes per 
 two-sample Kolmogorov-Smirnov test between the libraries.
 
     uv run python benchmarks/parity.py trainer --pufferlib /work/pl3
+    uv run python benchmarks/parity.py trainer --pufferlib /work/pl3 \
+        --ours="--train.learning-rate 0.04493"   # a deliberate difference: must be flagged
     uv run python benchmarks/parity.py envs --pufferlib /work/pl3 --episodes 1000
 
 The PufferLib half runs this file under PufferLib's interpreter (`_pufferlib-*` commands), in a
@@ -31,14 +39,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
+import shlex
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from anchor import ours_from_pufferlib, pufferlib_config, pufferlib_python
+from peers import ours_from_pufferlib, pufferlib_config, pufferlib_python
 
 HERE = Path(__file__).resolve()
 
@@ -89,6 +97,49 @@ DIFFERENCES = (
 )  # fmt: skip
 
 
+# --- Both halves (under either interpreter) -------------------------------------------------
+
+
+class StepCapture:
+    """Wraps `optimizer.step` to record, at the one step `train()` takes, every parameter's
+    gradient and the optimizer's state, so the step can be redone in float64 afterwards."""
+
+    def __init__(self, optimizer, model) -> None:
+        self.optimizer, self.model, self.step = optimizer, model, optimizer.step
+        self.grads: dict = {}
+        self.state: dict | None = None
+        self.steps = 0
+        optimizer.step = self
+
+    def __call__(self, *args, **kwargs):
+        import copy
+
+        self.steps += 1
+        self.grads = {n: p.grad.detach().clone() for n, p in self.model.named_parameters()}
+        self.state = copy.deepcopy(self.optimizer.state_dict())
+        return self.step(*args, **kwargs)
+
+    def float64_update(self, model, weights: dict, grads: dict, **group) -> dict:
+        """The captured step redone in float64: `model` (the optimizer's) at `weights`, the
+        optimizer at its state then (learning rate included), every parameter's gradient
+        `grads[name]`; `group` sets keys of every parameter group. Returns each state-dict
+        tensor's change, float64. Leaves `model` in float64."""
+        import torch
+
+        if self.steps != 1:
+            raise SystemExit(f"train() took {self.steps} optimizer steps; this harness needs 1")
+        model.double()  # the optimizer keeps its parameters: .double() converts them in place
+        model.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        for name, param in model.named_parameters():
+            param.grad = torch.as_tensor(grads[name]).to(torch.float64)
+        self.optimizer.load_state_dict(self.state)
+        for settings in self.optimizer.param_groups:
+            settings.update(group)
+        self.step()
+        return {k: v - before[k] for k, v in model.state_dict().items()}
+
+
 # --- PufferLib's half (runs under its interpreter) -------------------------------------------
 
 
@@ -125,21 +176,16 @@ def pufferlib_trainer(inp: str, out: str) -> None:
         torch.zeros_like(trainer.values), *(args["train"][k] for k in (
             "gamma", "gae_lambda", "vtrace_rho_clip", "vtrace_c_clip")),
     )  # fmt: skip
-    grads = {}
-    step = trainer.optimizer.step
-
-    def capture(*a, **k):
-        for name, param in policy.named_parameters():
-            grads[f"g/{name}"] = param.grad.detach().clone().numpy()
-        return step(*a, **k)
-
-    trainer.optimizer.step = capture
+    step = StepCapture(trainer.optimizer, policy)
     trainer.train()
     losses = {f"l/{k}": np.float64(v) for k, v in trainer.losses.items()}
-    params = {f"p/{k}": v.detach().numpy() for k, v in policy.state_dict().items()}
+    grads = {f"g/{k}": v.numpy() for k, v in step.grads.items()}
+    # heavyball keeps its momentum in float32 unless told otherwise.
+    updates = step.float64_update(policy, weights, step.grads, storage_dtype="float64")
+    updates = {f"u/{k}": v.numpy() for k, v in updates.items()}
     np.savez(
         out, advantages=advantages.numpy(), init_std=json.dumps(init_std), **losses, **grads,
-        **params,
+        **updates,
     )  # fmt: skip
     os._exit(0)  # its utilization thread would keep the process alive
 
@@ -301,12 +347,15 @@ def _pufferlib_flags(flags: list[str], agents: int, horizon: int) -> list[str]:
     ]  # fmt: skip
 
 
-def trainer_case(python: Path, env: str, policy_kind: str, agents: int, seed: int) -> list[tuple]:
-    """One case of the trainer comparison; returns the report rows."""
+def trainer_case(
+    python: Path, env: str, policy_kind: str, agents: int, seed: int, extra: list[str]
+) -> list[tuple]:
+    """One case of the trainer comparison, with `extra` overrides on our side; returns the
+    report rows."""
     import torch
 
     flags = [*ours_from_pufferlib(pufferlib_config(python, env)), "--train.seed", str(seed)]
-    ours, config = _our_trainer(env, flags, policy_kind, agents)
+    ours, config = _our_trainer(env, [*flags, *extra], policy_kind, agents)
     cfg, sizes = config.train, ours.sizes
     ours.evaluate()
     buf = ours.buffer
@@ -368,15 +417,7 @@ def trainer_case(python: Path, env: str, policy_kind: str, agents: int, seed: in
         theirs = dict(np.load(out))
 
     before = {k: v.detach().clone() for k, v in ours.policy.state_dict().items()}
-    grads = {}
-    step = ours.optimizer.step
-
-    def capture(*a, **k):
-        for name, param in ours.policy.named_parameters():
-            grads[name] = param.grad.detach().clone()
-        return step(*a, **k)
-
-    ours.optimizer.step = capture
+    step = StepCapture(ours.optimizer, ours.policy)
     from puffer.train.advantage import puff_advantage
 
     advantages = puff_advantage(
@@ -384,24 +425,15 @@ def trainer_case(python: Path, env: str, policy_kind: str, agents: int, seed: in
         cfg.gamma, cfg.gae_lambda, cfg.vtrace_rho_clip, cfg.vtrace_c_clip,
     )  # fmt: skip
     losses = ours.train()
-    sensitivity = _update_sensitivity(ours, before, grads)
+    their_grads = {name: theirs[f"g/{names[name][0]}"] for name in step.grads}
+    updates = step.float64_update(ours.policy, before, their_grads)
     rows = [_row("advantages", advantages.numpy(), theirs["advantages"])]
     for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
         rows.append(_row(f"loss: {key}", losses[key], theirs[f"l/{key}"]))
-    after = ours.policy.state_dict()
     for name in before:
         theirs_name = names[name][0]
-        rows.append(_row(f"grad: {name}", grads[name].numpy(), theirs[f"g/{theirs_name}"]))
-        mine = (after[name] - before[name]).numpy()
-        floor = float(sensitivity[name].abs().max())
-        rows.append(
-            _row(
-                f"update: {name}",
-                mine,
-                theirs[f"p/{theirs_name}"] - weights[f"w/{theirs_name}"],
-                floor,
-            )
-        )
+        rows.append(_row(f"grad: {name}", step.grads[name].numpy(), theirs[f"g/{theirs_name}"]))
+        rows.append(_row(f"update: {name}", updates[name].numpy(), theirs[f"u/{theirs_name}"]))
     init = json.loads(str(theirs["init_std"]))
     fresh = _our_trainer(env, flags, policy_kind, agents)[0].policy.state_dict()
     for name, tensor in fresh.items():
@@ -414,39 +446,12 @@ def trainer_case(python: Path, env: str, policy_kind: str, agents: int, seed: in
     return rows
 
 
-def _update_sensitivity(trainer, before: dict, grads: dict) -> dict:
-    """How far our own first update moves when every gradient moves by 1e-6 of itself (float32
-    rounding's scale): orthogonalization magnifies such differences, so two exact trainers can
-    differ by this much. Returns {name: (update with perturbed gradients) - (update)}."""
-    import torch
-
-    from puffer.train.optim import make_optimizer
-
-    def update(scale: float) -> dict:
-        policy = trainer.policy
-        policy.load_state_dict(before)
-        optimizer = make_optimizer(policy, trainer.config.train)
-        noise = torch.Generator().manual_seed(1)
-        for name, param in policy.named_parameters():
-            g = grads[name]
-            param.grad = g * (1 + scale * torch.randn(g.shape, generator=noise))
-        optimizer.step()
-        return {k: v - before[k] for k, v in policy.state_dict().items()}
-
-    lr = trainer.optimizer.param_groups[0]["lr"]
-    for group in trainer.optimizer.param_groups:
-        group["lr"] = lr
-    exact, moved = update(0.0), update(1e-6)
-    return {name: moved[name] - exact[name] for name in exact}
-
-
-def _row(name: str, ours, theirs, floor: float = 0.0) -> tuple:
-    """A report row; `floor` is a difference that rounding alone can make (see
-    `_update_sensitivity`), tolerated up to 3 times."""
+def _row(name: str, ours, theirs) -> tuple:
+    """A report row: (name, largest difference, largest magnitude, verdict)."""
     ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
     diff = float(np.abs(ours - theirs).max())
     scale = float(np.abs(theirs).max())
-    verdict = "match" if diff <= max(MATCH * max(scale, 1e-6), 3 * floor) else "DIFFERS"
+    verdict = "match" if diff <= MATCH * max(scale, 1e-6) else "DIFFERS"
     return (name, diff, scale, verdict)
 
 
@@ -458,7 +463,7 @@ def trainer_report(args: argparse.Namespace) -> None:
         print(f"\n{args.env}, {policy_kind}, {args.agents} agents, seed {args.seed}")
         print(f"  {'component':40s} {'max |diff|':>11s} {'max |value|':>11s}  verdict")
         for name, diff, scale, verdict in trainer_case(
-            python, args.env, policy_kind, args.agents, args.seed
+            python, args.env, policy_kind, args.agents, args.seed, shlex.split(args.ours)
         ):
             if name.startswith("init std"):
                 print(
@@ -590,7 +595,9 @@ def env_report(args: argparse.Namespace) -> None:
 
 
 def _header() -> str:
-    return f"python {platform.python_version()}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()})"
+    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
+
+    return header("torch")
 
 
 def main() -> None:
@@ -599,8 +606,21 @@ def main() -> None:
     trainer = sub.add_parser("trainer", help="one train() of each trainer on one batch")
     trainer.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
     trainer.add_argument("--env", default="breakout")
-    trainer.add_argument("--agents", type=int, default=256)
+    trainer.add_argument(
+        "--agents",
+        type=int,
+        default=256,
+        help="envs of the batch; from 256 (x horizon 64) the kept advantage-std difference, "
+        "1/n relative, is within the tolerance",
+    )
     trainer.add_argument("--seed", type=int, default=0)
+    trainer.add_argument(
+        "--ours",
+        default="",
+        metavar="FLAGS",
+        help="extra `puffer train` overrides for our side only, e.g. '--train.learning-rate X': "
+        "a deliberate difference, to check that the report flags it",
+    )
     envs = sub.add_parser("envs", help="the same action streams through both libraries' envs")
     envs.add_argument("envs", nargs="*", help=f"default: {' '.join(SHARED_ENVS)}")
     envs.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")

@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
 import gymnasium
-import numpy as np
-import stable_baselines3
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecMonitor
 
+from puffer.core.bench import header, timed
 from puffer.vector import make
 from puffer.vector.sb3 import VecEnv
 from puffer.vector.testing import sb3_cartpole_ppo_kwargs
@@ -41,10 +39,12 @@ def collection_rate(env, n_steps: int, rollouts: int) -> float:
     _, callback = model._setup_learn(n_steps * env.num_envs * (rollouts + 1), None)
     callback.on_training_start(locals(), globals())
     model.collect_rollouts(env, callback, model.rollout_buffer, n_rollout_steps=n_steps)
-    start = time.perf_counter()
-    for _ in range(rollouts):
+
+    def rollout() -> int:
         model.collect_rollouts(env, callback, model.rollout_buffer, n_rollout_steps=n_steps)
-    return rollouts * n_steps * env.num_envs / (time.perf_counter() - start)
+        return n_steps * env.num_envs
+
+    return timed(rollout, calls=rollouts).per_wall
 
 
 def collection(args: argparse.Namespace) -> None:
@@ -102,11 +102,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, stable-baselines3 "
-        f"{stable_baselines3.__version__}, torch {torch.__version__}; {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.2f}; GPU: none used"
-    )
+    print(f"{header('numpy', 'stable-baselines3', 'torch')}; GPU: none used")
     if args.learn:
         learning(args)
     else:

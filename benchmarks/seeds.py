@@ -41,7 +41,8 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from puffer.cli.commands.sweep import slot_env
+from puffer.core import slot_env
+from puffer.core.bench import header, machine, record
 from puffer.train.metrics import read_jsonl
 from puffer.train.paths import RunPaths
 
@@ -126,6 +127,7 @@ def main() -> None:
         parser.error("--resume needs --data-dir, the folder of the runs to continue")
     extra = [a for a in extra if a != "--"]
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="puffer-seeds-"))
+    print(header("torch"), flush=True)
     print(f"{args.env}: seeds {args.seeds}, runs under {data_dir}", flush=True)
 
     run_paths = {seed: RunPaths(data_dir, args.env, f"seed{seed}") for seed in args.seeds}
@@ -242,11 +244,10 @@ def main() -> None:
             f"{mean}{reached}; {seed_wall / 60:.1f} min in all; exit code {process.returncode}, "
             f"log {log}"
         )
-    print(
-        f"wall time {wall / 60:.1f} min for {len(runs)} seeds side by side on {os.cpu_count()} cpus"
-    )
+    print(f"wall time {wall / 60:.1f} min for {len(runs)} seeds side by side on {machine()}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"env": args.env, "runs": summary}, indent=1))
+        result = record("seeds", env=args.env, runs=summary)
+        Path(args.json).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from puffer.core import make
+from puffer.core.bench import header
 from puffer.train import train
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 from puffer.train.config import load_config
@@ -104,7 +105,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None, help="override the TOML's budget")
     parser.add_argument("--games", type=int, default=None, help="games per opponent")
     args = parser.parse_args()
-    print(f"load: {os.getloadavg()}")
+    print(header("torch"))
     for seed in args.seeds:
         run(args.case, seed, args.steps, args.games)
 

@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
-import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +41,7 @@ import numpy as np
 import optuna
 import torch
 
+from puffer.core.bench import header
 from puffer.sweep import Method, ParetoGenetic, Protein, Random, Space, parse_sweep_config
 
 TARGET = 0.95  # fraction of the best achievable score a run must reach
@@ -294,10 +293,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     optuna.logging.set_verbosity(logging.WARNING)
-    print(
-        f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.2f} python={platform.python_version()}"
-        f" torch={torch.__version__} optuna={optuna.__version__}"
-    )
+    print(header("torch", "optuna"))
     print(
         f"target: {TARGET:.0%} of the best score; medians over {args.seeds} seeds; a sweep that"
         f" never reaches it within {args.max_runs} runs counts all its runs (marked *)"

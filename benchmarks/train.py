@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import tempfile
@@ -73,9 +72,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from anchor import pufferlib_python
+from peers import pufferlib_python
 
 from puffer.core import mask_width
+from puffer.core.bench import header, timed
 from puffer.kernels import cpu_matmul_library
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.config import MATMUL_PRECISIONS
@@ -350,18 +350,20 @@ def time_block(run: Run, epochs: int, seconds: float) -> Block:
     """
     run.epoch()
     before = run.times() if run.times else None
-    start, cpu_start, done = time.perf_counter(), run.cpu_clock(), 0
-    while done < epochs or time.perf_counter() - start < seconds:
+
+    def epoch() -> int:
         run.epoch()
-        done += 1
-    wall, cpu = time.perf_counter() - start, run.cpu_clock() - cpu_start
+        return run.steps
+
+    rate = timed(epoch, seconds, calls=epochs, cpu_clock=run.cpu_clock)
     split = None
     if run.times:
         after = run.times()
-        parts = {key: (after.get(key, 0.0) - before.get(key, 0.0)) / wall for key in TIME_SPLIT}
+        parts = {
+            key: (after.get(key, 0.0) - before.get(key, 0.0)) / rate.wall for key in TIME_SPLIT
+        }
         split = {**parts, "other": max(0.0, 1 - sum(parts.values()))}
-    steps = run.steps * done
-    return Block(steps / wall, steps / cpu, split)
+    return Block(rate.per_wall, rate.per_cpu, split)
 
 
 def time_alternating(
@@ -447,9 +449,9 @@ def main() -> None:
     if args.cpu_matmul != "auto":
         os.environ["PUFFER_CPU_MATMUL"] = args.cpu_matmul
         cpu_matmul_library.cache_clear()
+    print(header("torch"))
     print(
-        f"cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} torch={torch.__version__} "
-        f"python={platform.python_version()} threads={args.threads} device={args.device} "
+        f"threads={args.threads} device={args.device} "
         f"matmul_precision={args.matmul_precision} cpu_matmul={cpu_matmul_library()} "
         f"gpu={torch.cuda.get_device_name() if torch.cuda.is_available() else 'none'}"
     )

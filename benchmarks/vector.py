@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import signal
 import statistics
 import time
@@ -38,8 +37,10 @@ from functools import partial
 
 import gymnasium
 import numpy as np
+from peers import gymnasium_vector
 
 from puffer.core import GymnasiumPufferEnv, WorkerError
+from puffer.core.bench import header, timed
 from puffer.vector import Multiprocessing, make
 from puffer.vector.testing import SleepyEnv
 
@@ -73,16 +74,6 @@ def puffer_creator(env_name: str) -> Callable[..., GymnasiumPufferEnv]:
     return create
 
 
-def timed(step: Callable[[], int], seconds: float, warmup: int = 20) -> float:
-    """Call `step` (returns agent steps done) for `seconds`; return steps per second."""
-    for _ in range(warmup):
-        step()
-    steps, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        steps += step()
-    return steps / elapsed
-
-
 def random_actions(n: int, shape: tuple[int, ...] = ()) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     return [rng.integers(0, 2, size=(n, *shape)).astype(np.int32) for _ in range(64)]
@@ -100,27 +91,16 @@ def bench_raw(env_name: str, num_envs: int, seconds: float) -> float:
             env.reset()
         return 1
 
-    return timed(step, seconds)
+    return timed(step, seconds, warmup=20).per_wall
 
 
 def bench_gymnasium(env_name: str, num_envs: int, seconds: float, asynchronous: bool) -> float:
-    fns = [gym_creator(env_name)] * num_envs
-    if asynchronous:
-        envs = gymnasium.vector.AsyncVectorEnv(fns, shared_memory=True)
-    else:
-        envs = gymnasium.vector.SyncVectorEnv(fns)
-    envs.reset(seed=0)
-    actions = random_actions(num_envs)
-    counter = iter(range(1 << 62))
-
-    def step() -> int:
-        envs.step(actions[next(counter) % 64])
-        return num_envs
-
+    mode = "async" if asynchronous else "sync"
+    step, close = gymnasium_vector(gym_creator(env_name), num_envs, mode)
     try:
-        return timed(step, seconds)
+        return timed(step, seconds, warmup=20).per_wall
     finally:
-        envs.close()
+        close()
 
 
 def bench_puffer(
@@ -139,7 +119,7 @@ def bench_puffer(
             vec.send(actions[next(counter) % 64])
             return len(vec.recv()[5])
 
-        return timed(step, seconds)
+        return timed(step, seconds, warmup=20).per_wall
     finally:
         vec.close()
 
@@ -162,15 +142,17 @@ def idle_cost(waiting_in_recv: bool) -> float:
     vec.reset(seed=0)
     pids = [os.getpid(), *vec.worker_pids]
     time.sleep(0.1)  # let the workers settle into their sleep phase
-    before, start = cpu_seconds(pids), time.perf_counter()
-    if waiting_in_recv:
-        vec.step(np.zeros(2, np.int32))  # the envs sleep `seconds`: the parent waits in recv
-    else:
-        time.sleep(seconds)
-    used = cpu_seconds(pids) - before
-    elapsed = time.perf_counter() - start
+
+    def wait() -> int:
+        if waiting_in_recv:
+            vec.step(np.zeros(2, np.int32))  # the envs sleep `seconds`: the parent waits in recv
+        else:
+            time.sleep(seconds)
+        return 1
+
+    rate = timed(wait, cpu_clock=lambda: cpu_seconds(pids))
     vec.close()
-    return 100 * used / elapsed
+    return 100 * rate.cpu / rate.wall
 
 
 def kill_latency() -> float:
@@ -200,10 +182,7 @@ def main() -> None:
     if args.quick:
         args.envs, args.repeats, args.seconds = [8], 1, 0.5
 
-    print(
-        f"cpus={os.cpu_count()} python={platform.python_version()} numpy={np.__version__} "
-        f"gymnasium={gymnasium.__version__} load={os.getloadavg()}"
-    )
+    print(header("numpy", "gymnasium"))
     w, mp = args.workers, "multiprocessing"
 
     def median(fn: Callable[[], float]) -> float:

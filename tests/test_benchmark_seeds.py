@@ -88,7 +88,9 @@ def test_two_seeds_train_side_by_side_and_stop_at_the_step_budget(tmp_path: Path
         check=True,
         timeout=300,
     )
-    runs = json.loads(summary.read_text())["runs"]
+    result = json.loads(summary.read_text())
+    assert result["benchmark"] == "seeds" and result["env"] == "cartpole"
+    runs = result["runs"]
     assert [run["seed"] for run in runs] == [0, 1]
     for run in runs:
         # Stopped by SIGTERM past the budget (the TOML's own budget is far larger), with its

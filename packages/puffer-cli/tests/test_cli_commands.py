@@ -11,10 +11,11 @@ from typer.testing import CliRunner
 
 from puffer.cli import __version__
 from puffer.cli.commands._common import console
-from puffer.cli.commands.sweep import _on_event, slot_env
+from puffer.cli.commands.sweep import _on_event
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
-from puffer.core import registered_envs, usable_cores
+from puffer.core import registered_envs
+from puffer.core.bench import machine
 from puffer.sweep import RunRecord, SweepEvent
 from puffer.train.paths import RunPaths
 
@@ -117,6 +118,7 @@ def test_bench_reports_steps_per_second() -> None:
     result = invoke("bench", ENV, "--seconds", "0.05", "--repeats", "1", "--env.num-envs", "8")
     assert result.exit_code == 0, result.output
     assert "agent steps/s" in result.output and "8 agents" in result.output
+    assert " ".join(result.output.split()).startswith(machine())  # the benchmarks' header
 
 
 def test_bench_through_a_vectorizer() -> None:
@@ -200,16 +202,6 @@ def test_resume_command_names_each_run_key_once(tmp_path: Path) -> None:
         "--train.compile", "--train.data-dir", str(tmp_path.resolve()), "--train.run-id", "r7",
         "--train.resume", "true",
     ]  # fmt: skip
-
-
-def test_sweep_slots_share_the_cores(monkeypatch) -> None:
-    # Parallel sweep runs split the cores through OMP_NUM_THREADS (the trainer's auto thread
-    # count reads it); a value the caller set is left alone.
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert slot_env(1) == {"OMP_NUM_THREADS": str(usable_cores())}
-    assert slot_env(10 * usable_cores()) == {"OMP_NUM_THREADS": "1"}
-    monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    assert slot_env(2) == {}
 
 
 def test_a_long_result_line_is_printed_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -113,6 +113,25 @@ def test_newton_schulz_batches_like_one_matrix_at_a_time():
         assert torch.allclose(out, newton_schulz([matrix])[0], rtol=0, atol=1e-5)
 
 
+def test_float64_parameters_step_in_float64():
+    """In float64 the iteration runs in float64 (the parity harness compares optimizers there):
+    the same rule as float32, closer to the exact one by far more than float32's rounding."""
+    params = _params(6)
+    exact = [p.detach().double().clone() for p in params]
+    doubles = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    grads = [torch.randn(s, generator=torch.Generator().manual_seed(7)) for s in SHAPES]
+    _reference_step(exact, [g.double() for g in grads], [torch.zeros_like(e) for e in exact],
+                    0.044, 0.8946, 0.0)  # fmt: skip
+    for opt_params in (params, doubles):
+        for p, g in zip(opt_params, grads, strict=True):
+            p.grad = g.to(p.dtype)
+        PufferMuon(opt_params, lr=0.044, momentum=0.8946).step()
+    for p, d, e in zip(params, doubles, exact, strict=True):
+        assert d.dtype == torch.float64
+        assert float((d.detach() - e).abs().max()) < 1e-12
+        assert float((p.detach().double() - e).abs().max()) > 1e-9 or p.ndim < 2
+
+
 def test_puffer_muon_matches_heavyball_foreach_muon():
     """PufferLib 3.0's optimizer, heavyball's ForeachMuon at its arguments there (betas from
     adam_beta1/adam_beta2, eps from adam_eps, which its Muon does not read), steps the same."""

@@ -14,7 +14,7 @@ from puffer.core.errors import (
     WorkerError,
 )
 from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
-from puffer.core.machine import usable_cores
+from puffer.core.machine import slot_env, usable_cores
 from puffer.core.pettingzoo import PettingZooPufferEnv
 from puffer.core.registry import (
     ENTRY_POINT_GROUP,
@@ -54,5 +54,6 @@ __all__ = [
     "random_actions",
     "registered_envs",
     "resolve_gym_id",
+    "slot_env",
     "usable_cores",
 ]

@@ -43,24 +43,29 @@ def newton_schulz(
     schedule: tuple[tuple[float, float, float], ...] = NS_SCHEDULE,
     eps: float = 1e-7,
 ) -> list[Tensor]:
-    """Orthogonalize 2-D float32 matrices (U S V^T -> about U V^T), batched.
+    """Orthogonalize 2-D matrices (U S V^T -> about U V^T), batched.
 
     Each matrix is oriented wide (transposed when it has more rows than columns) and divided by
-    its Frobenius norm (at least `eps`), then iterated by `schedule` in float32. Zero rows and
+    its Frobenius norm (at least `eps`), then iterated by `schedule` in float32, or in float64
+    for float64 matrices (to tell an implementation's difference from float32 rounding, which
+    the iteration magnifies in a matrix's near-null directions). Zero rows and
     columns stay zero through the iteration (X X^T gains zero rows and columns, so the product
     keeps them zero), so small matrices of different shapes share one zero-padded
     (k, rows, cols) batch, and larger ones of one shape another: each step's products run once
     per batch instead of once per matrix.
 
     Returns:
-        one float32 matrix per input, of the input's shape.
+        one matrix per input, of the input's shape, float32 (float64 for float64 input).
     """
     wide = [m.T if m.size(0) > m.size(1) else m for m in matrices]
     result: list[Tensor | None] = [None] * len(matrices)
     for batch in _padding_batches(wide):
         rows = max(wide[i].size(0) for i in batch)
         cols = max(wide[i].size(1) for i in batch)
-        x = wide[batch[0]].new_zeros((len(batch), rows, cols), dtype=torch.float32)
+        dtype = torch.float32
+        if all(wide[i].dtype == torch.float64 for i in batch):
+            dtype = torch.float64
+        x = wide[batch[0]].new_zeros((len(batch), rows, cols), dtype=dtype)
         for k, i in enumerate(batch):
             x[k, : wide[i].size(0), : wide[i].size(1)] = wide[i]
         x.div_(x.norm(dim=(1, 2), keepdim=True).clamp(min=eps))

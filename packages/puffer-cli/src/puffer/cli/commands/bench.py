@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
-import time
 from pathlib import Path
 
 import typer
@@ -17,6 +17,7 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.core import random_actions
+from puffer.core.bench import header, timed
 from puffer.train.run import make_vecenv
 
 __all__ = ["bench", "measure_sps", "register"]
@@ -36,19 +37,16 @@ def measure_sps(vecenv, seconds: float, repeats: int, seed: int) -> list[float]:
         One rate per timed window (agent rows stepped per second).
     """
     actions = random_actions(vecenv.single_action_space, vecenv.num_agents, ACTION_BATCHES, seed)
+    steps = itertools.count()
+
+    def step() -> int:
+        agent_ids = vecenv.recv()[5]
+        vecenv.send(actions[next(steps) % ACTION_BATCHES][: len(agent_ids)])
+        return len(agent_ids)
+
     vecenv.async_reset(seed)
-    rates = []
-    step = 0
-    for window in range(repeats + 1):
-        rows = 0
-        start = time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
-            agent_ids = vecenv.recv()[5]
-            rows += len(agent_ids)
-            vecenv.send(actions[step % ACTION_BATCHES][: len(agent_ids)])
-            step += 1
-        if window:
-            rates.append(rows / elapsed)
+    timed(step, seconds)  # warm-up window
+    rates = [timed(step, seconds).per_wall for _ in range(repeats)]
     vecenv.recv()
     return rates
 
@@ -70,6 +68,7 @@ def bench(
             agents = vecenv.num_agents
         finally:
             vecenv.close()
+    console.print(header(), highlight=False)
     console.print(
         f"{env}: backend {vec.backend}, {vec.num_instances} env(s), {vec.num_workers} worker(s), "
         f"{agents} agents"

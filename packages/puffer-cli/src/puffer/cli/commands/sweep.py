@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import time
 import uuid
 from pathlib import Path
@@ -34,7 +33,7 @@ from puffer.cli.commands._common import (
     reported_errors,
     resolve_config,
 )
-from puffer.core import usable_cores
+from puffer.core import slot_env
 from puffer.sweep import (
     LocalRunner,
     RunResult,
@@ -182,15 +181,6 @@ def sweep(
         finally:
             runner.close()
     _print_summary(summary, store)
-
-
-def slot_env(slots: int) -> dict[str, str]:
-    """Environment of each of `slots` parallel runs: its share of the cores as OMP_NUM_THREADS,
-    which the trainer's auto thread count reads (so slots do not oversubscribe the machine);
-    nothing when the caller set OMP_NUM_THREADS."""
-    if "OMP_NUM_THREADS" in os.environ:
-        return {}
-    return {"OMP_NUM_THREADS": str(max(1, usable_cores() // slots))}
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,75 @@
+"""benchmarks/parity.py trainer: equal trainers pass, a deliberate difference is flagged."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "parity.py"
+PUFFERLIB = Path(os.environ.get("PUFFER_PUFFERLIB", "/work/pl3"))
+needs_pufferlib = pytest.mark.skipif(
+    not any((PUFFERLIB / sub / "python").is_file() for sub in ("bin", "venv/bin")),
+    reason=f"no PufferLib 3.0 venv at {PUFFERLIB} (shared/anchors/pl3/setup.sh builds one; "
+    "PUFFER_PUFFERLIB names another folder)",
+)
+
+
+def _trainer_report(*extra: str) -> subprocess.CompletedProcess:
+    # At its default 256 agents: with fewer, the kept advantage-std difference (1/n relative,
+    # n = agents x horizon) exceeds the harness's tolerance.
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "trainer", "--pufferlib", str(PUFFERLIB), *extra],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def _rows(report: str, kind: str) -> list[str]:
+    return [line for line in report.splitlines() if line.strip().startswith(kind)]
+
+
+def test_the_float64_redo_is_the_step_train_took(benchmark_script) -> None:
+    parity = benchmark_script("parity")
+    from puffer.train.optim import PufferMuon
+
+    model = torch.nn.Linear(8, 4)
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = PufferMuon(model.parameters(), lr=0.1, momentum=0.9)
+    step = parity.StepCapture(optimizer, model)
+    model(torch.randn(16, 8)).square().sum().backward()
+    optimizer.step()
+    taken = {k: (v - weights[k]).double() for k, v in model.state_dict().items()}
+    redone = step.float64_update(model, weights, step.grads)
+    for name, update in redone.items():
+        assert update.dtype == torch.float64
+        # float32's step is the float64 one up to float32 rounding (orthogonalization magnifies it)
+        assert torch.allclose(update, taken[name], rtol=0, atol=1e-5), name
+    step.steps = 2
+    with pytest.raises(SystemExit, match="took 2 optimizer steps"):
+        step.float64_update(model, weights, step.grads)
+
+
+@needs_pufferlib
+@pytest.mark.slow
+def test_equal_trainers_show_no_unintended_difference() -> None:
+    done = _trainer_report()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 unintended difference(s)" in done.stdout
+    assert len(_rows(done.stdout, "update:")) == 10 + 6  # every parameter of the LSTM and MLP
+
+
+@needs_pufferlib
+@pytest.mark.slow
+def test_a_one_percent_learning_rate_change_is_flagged(benchmark_script) -> None:
+    peers = benchmark_script("peers")
+    config = peers.pufferlib_config(peers.pufferlib_python(PUFFERLIB), "breakout")
+    learning_rate = 1.01 * config["train"]["learning_rate"]
+    done = _trainer_report(f"--ours=--train.learning-rate {learning_rate!r}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    updates, grads = _rows(done.stdout, "update:"), _rows(done.stdout, "grad:")
+    assert updates and all(row.endswith("DIFFERS") for row in updates)
+    assert grads and all(row.endswith("match") for row in grads)

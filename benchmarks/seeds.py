@@ -1,6 +1,6 @@
 """Learning runs of one env over several seeds, side by side, each a `puffer train` process.
 
-The acceptance runs of the env families (issue 14: Atari Pong >= +15 within 10M frames,
+The acceptance runs of the env families (Atari Pong >= +15 within 10M frames,
 MinAtar, DoorKey, Crafter, NetHack, pistonball) as one command. Every seed trains with the
 env's shipped TOML plus the arguments after `--`, keeping the TOML's step budget, so its
 learning-rate schedule is the shipped one; a run is stopped (SIGTERM: `puffer train` finishes

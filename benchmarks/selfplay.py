@@ -1,4 +1,4 @@
-"""Self-play on turn-based PettingZoo games: the learning acceptance runs of issue 15, as a script.
+"""Self-play on turn-based PettingZoo games: the learning runs of the turn-based games, as a script.
 
 Trains with the env's shipped TOML (`puffer train ENV` resolves the same config; budgets are in
 it): one policy plays both seats of every game (the emulated AEC env gives it the row of

@@ -1,5 +1,5 @@
 """The README's main job, `puffer train breakout`, scaled down, learns: the check that would
-have caught issue 43.
+have caught the trainer's plateau on PufferLib's breakout.
 
 Until 2026-11-28 the shipped breakout config (an MLP at our own hyperparameters) plateaued at
 ~6.7 whatever the budget, and our trainer given PufferLib 3.0's breakout config collapsed after

@@ -1,4 +1,4 @@
-"""Workspace-wide rules: package layout, the import table of DESIGN.md §1, lint and format."""
+"""Workspace-wide rules: package layout, the import table of docs/architecture.md, lint and format."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# kernels/ is a member at the top of the workspace (DESIGN.md §1), the rest live in packages/.
+# kernels/ is a member at the top of the workspace, the rest live in packages/.
 PACKAGES = sorted(
     [p for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()]
     + [ROOT / "kernels"]
 )
 
-# DESIGN.md §1: which puffer packages each package may import.
+# Which puffer packages each package may import (the table in docs/architecture.md).
 ALLOWED_IMPORTS = {
     "core": set(),
     "vector": {"core"},

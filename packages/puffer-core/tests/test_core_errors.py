@@ -1,4 +1,4 @@
-"""One test per bad input of DESIGN.md §3: each error names the env, the space and the value."""
+"""One test per bad input of emulation: each error names the env, the space and the value."""
 
 from __future__ import annotations
 

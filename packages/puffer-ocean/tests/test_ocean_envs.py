@@ -1,4 +1,4 @@
-"""The env trio for every C env (DESIGN.md §5): determinism, seed sensitivity, bounds; plus the
+"""The env trio for every C env: determinism, seed sensitivity, bounds; plus the
 buffer contract (every step writes rewards and flags) and registration through make()."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The env trio (determinism, seeds, bounds, flags written) runs for these envs in
 test_ocean_envs.py and, in C under sanitizers, in test_ocean_sanitize.py; this file checks
-what each game must do step to step, and that a scripted policy beats a random one (DESIGN §5:
-every env has a scripted sanity check that it is learnable).
+what each game must do step to step, and that a scripted policy beats a random one (every
+env has a scripted sanity check that it is learnable).
 """
 
 from __future__ import annotations

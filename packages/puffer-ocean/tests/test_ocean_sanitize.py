@@ -7,7 +7,7 @@ layout all come from the header's SPEC, so a new env is covered as soon as csrc/
 It runs 100,000 random steps checking rewards, flags and observation bounds every step, reruns
 the first 20,000 with the same seed (bit for bit) and another (different), and repeats 20,000
 steps after a save/load of the C state (bit for bit); any sanitizer report fails the test. This
-is the debug build of DESIGN.md §5 without Python in the way (test_ocean_sanitize_extension.py
+is the debug build without Python in the way (test_ocean_sanitize_extension.py
 runs the sanitized extension itself).
 """
 

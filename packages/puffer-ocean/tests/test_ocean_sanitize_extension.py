@@ -1,4 +1,4 @@
-"""The sanitizer build of the extension itself (`PUFFER_SANITIZE=ON`, DESIGN.md §5), under Python.
+"""The sanitizer build of the extension itself (`PUFFER_SANITIZE=ON`), under Python.
 
 `test_ocean_sanitize.py` runs each env header under ASan + UBSan from C. This test builds the
 real pybind11 module with the same flags into a temporary wheel (the installed build is left

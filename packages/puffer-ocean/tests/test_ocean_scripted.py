@@ -1,4 +1,4 @@
-"""Learnability sanity checks (DESIGN.md §5): a few-line scripted policy beats random play by a
+"""Learnability sanity checks: a few-line scripted policy beats random play by a
 wide margin in every C env of this file, so the reward signal reflects the game."""
 
 from __future__ import annotations

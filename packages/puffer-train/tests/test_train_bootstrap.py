@@ -1,4 +1,4 @@
-"""Truncation bootstraps from V(final obs), not from V(o_t) (DESIGN §6).
+"""Truncation bootstraps from V(final obs), not from V(o_t).
 
 The env alternates two states, A (reward 10 for leaving it) and B (reward 0), and is always
 truncated after two steps: A -> B -> truncated, with A as the final observation. Continuing

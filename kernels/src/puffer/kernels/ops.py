@@ -11,7 +11,7 @@ Each computation exists twice here, and the tests hold them equal:
   says which is in use.
 
 The ops take inputs as they are (no validation): ``puffer.train.advantage`` wraps them with the
-shape and dtype checks users see. Layout (DESIGN §6): row t of a segment holds V_t = V(o_t) and
+shape and dtype checks users see. Layout: row t of a segment holds V_t = V(o_t) and
 r_{t+1}, d_{t+1} (terminal), u_{t+1} (truncation) that came back for a_t, and the ratio
 w_t = pi_new / pi_old.
 """

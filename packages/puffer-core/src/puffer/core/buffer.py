@@ -1,4 +1,4 @@
-"""The buffer contract: six contiguous arrays, one row per agent (DESIGN.md §2).
+"""The buffer contract: six contiguous arrays, one row per agent.
 
 Every env, emulated or native, and every vectorizer reads and writes these arrays in place.
 A vectorizer hands each env a row slice (a view) of one shared buffer, so observations travel

@@ -1,4 +1,4 @@
-"""Gymnasium emulation: any single-agent Gymnasium env as a one-row `PufferEnv` (DESIGN.md §3).
+"""Gymnasium emulation: any single-agent Gymnasium env as a one-row `PufferEnv`.
 
 The env's observation space is packed into one flat row (`puffer.core.layout`), its action
 space into one int32 or float32 row. The helpers here (row spaces, action converters, episode

@@ -1,4 +1,4 @@
-"""Packing any Gymnasium space into one flat buffer row, and reading rows back (DESIGN.md §3).
+"""Packing any Gymnasium space into one flat buffer row, and reading rows back.
 
 A `Layout` says where each leaf (Box, Discrete, MultiDiscrete, MultiBinary) of a possibly
 nested space lives inside one row. Leaves are laid out depth first in the space's own order:
@@ -204,7 +204,7 @@ def _build(space: spaces.Space, action: bool, row_dtype: np.dtype | None = None)
             )
     dtypes = {leaf.dtype for leaf in unplaced}
     if action and (np.dtype(np.float32) in dtypes or row_dtype == np.float32):
-        # Mixed discrete + continuous actions share one float32 row (DESIGN §3).
+        # Mixed discrete + continuous actions share one float32 row.
         unplaced = [
             Leaf(leaf.path, leaf.space, np.dtype(np.float32), leaf.shape) for leaf in unplaced
         ]

@@ -7,7 +7,7 @@ CUDA kernels are compiled from ``kernels/csrc``, and their pure-torch references
 the op runs the reference; ``kernel_libraries()`` says which is in use. The functions here
 check shapes, dtypes and devices, then call the op.
 
-Layout (DESIGN §6): row t of a segment holds V_t = V(o_t) and r_{t+1}, d_{t+1} (terminal),
+Layout: row t of a segment holds V_t = V(o_t) and r_{t+1}, d_{t+1} (terminal),
 u_{t+1} (truncation) that came back for a_t, and the ratio w_t = pi_new / pi_old.
 """
 

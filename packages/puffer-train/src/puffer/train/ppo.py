@@ -1,4 +1,4 @@
-"""The clipped PPO loss over one minibatch, written like the equations (DESIGN.md §6)."""
+"""The clipped PPO loss over one minibatch, written like the equations of docs/architecture.md."""
 
 from __future__ import annotations
 

@@ -204,7 +204,7 @@ class PuffeRL:
     def _store_reply(self, step: Step) -> Tensor | None:
         """Write r, d, u into the rows that acted last; return the segments this step closes.
 
-        A truncated row bootstraps from V(final obs) (DESIGN §6): the advantage kernel uses
+        A truncated row bootstraps from V(final obs): the advantage kernel uses
         V_t in place of the next value on truncated rows, so the reward stored there is
         r + gamma * (V(final obs) - V_t), which makes its TD error r + gamma * V(final) - V_t.
         """

@@ -2,7 +2,7 @@
 
 A vectorizer runs `num_envs` copies of one env, split across `num_workers` workers that each
 own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
-`Buffer` (DESIGN.md §2). A batch is `batch_size` envs, always a whole number of workers.
+`Buffer`. A batch is `batch_size` envs, always a whole number of workers.
 Backends (`Serial`, `Multiprocessing`, `Ray`) implement four hooks: `_start_reset`,
 `_start_step`, `_wait` and `_shutdown`; this class does the rest.
 

@@ -77,7 +77,7 @@ def _phi(z: Tensor) -> Tensor:
 
 
 class MinGRUCore(nn.Module):
-    """Stacked MinGRU layers with a highway gate (DESIGN.md §6).
+    """Stacked MinGRU layers with a highway gate.
 
     Per layer: [h~, g, p] = W x; h_t = (1 - sigma(g)) h_{t-1} + sigma(g) phi(h~_t);
     y_t = sigma(p) h_t + (1 - sigma(p)) x_t. Training runs the recurrence as one linear scan

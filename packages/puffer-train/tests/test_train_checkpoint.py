@@ -311,3 +311,24 @@ def test_run_paths_spell_the_layout(tmp_path: Path) -> None:
         time.sleep(0.01)
     assert RunPaths.latest(tmp_path, "ALE/Pong-v5") == RunPaths(tmp_path, "ALE/Pong-v5", "new")
     assert RunPaths.sweep_dir(tmp_path, "a/b", "s") == tmp_path / "a_b" / "sweep-s"
+
+
+def test_a_checkpoint_saved_before_the_vec_renames_still_loads(tmp_path: Path) -> None:
+    """A run trained when [vec] said num_envs/batch_size loads under the new names: the old
+    names are refused where a user types them, never in our own saved record."""
+    config = _config(tmp_path)
+    config.env = {}
+    trainer = _trainer(config, tmp_path)
+    path = trainer.save_checkpoint()
+    trainer.close()
+    state = torch.load(path, weights_only=True)
+    vec = state["config"]["vec"]
+    vec["num_envs"], vec["batch_size"] = vec.pop("num_instances"), vec.pop("instances_per_recv")
+    torch.save(state, path)
+
+    saved = ckpt.load_run_config(path)
+    assert (saved.vec.num_instances, saved.vec.instances_per_recv) == (
+        vec["num_envs"],
+        vec["batch_size"],
+    )
+    assert ckpt.load(path)["config"]["vec"]["num_instances"] == vec["num_envs"]

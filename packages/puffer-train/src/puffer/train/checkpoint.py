@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from puffer.core import PufferEnv, PufferError
-from puffer.train.config import Config, ConfigError
+from puffer.train.config import RENAMED_KEYS, Config, ConfigError
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
 from puffer.train.storage import atomic_write, temp_files, writing
@@ -167,6 +167,7 @@ def load(path: str | Path) -> dict[str, Any]:
     elif not all(type(state["trainer"].get(key)) is int for key in ("global_step", "epoch")):
         problem = "its trainer entry lacks an integer global_step and epoch"
     else:
+        state["config"] = _renamed_keys_upgraded(state["config"])
         return state
     raise CheckpointError(
         f"checkpoint {path} is corrupt or unreadable: {problem}, so it is no puffer checkpoint; "
@@ -201,6 +202,20 @@ def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
             "run directory, or 'latest'"
         )
     return candidate
+
+
+def _renamed_keys_upgraded(config: dict[str, Any]) -> dict[str, Any]:
+    """A saved config with the keys renamed since it was written under their new names.
+
+    A checkpoint is our own record, not input: what a user may no longer type (the old names
+    are refused in files and flags) still loads from a run trained before the rename.
+    """
+    upgraded = {section: dict(values) for section, values in config.items()}
+    for (section, old), new in RENAMED_KEYS.items():
+        values = upgraded.get(section)
+        if isinstance(values, dict) and old in values and new not in values:
+            values[new] = values.pop(old)
+    return upgraded
 
 
 def load_run_config(checkpoint: str | Path) -> Config:

@@ -206,7 +206,7 @@ def env_case(python: Path, env: str, args: argparse.Namespace) -> list[str]:
     lines = [f"{env} ({num_envs} envs, {len(ours.rewards)} agents; PufferLib "
              f"{int(theirs['num_agents'])}){'; its keys ours lacks: ' + ', '.join(dropped) if dropped else ''}"]  # fmt: skip
     if json.loads(str(theirs["space"])) != space:
-        lines.append("  action spaces differ: ours {space}, PufferLib {theirs['space']}")
+        lines.append(f"  action spaces differ: ours {space}, PufferLib {theirs['space']}")
     for stream in streams:
         fresh = make(env, num_envs=num_envs, **kwargs)
         mine = roll(fresh, stream, args.seed, args.episodes, args.max_steps)

@@ -11,7 +11,8 @@ mujoco_learn.py; envs.py). The machine header, timing and result records are not
 `puffer.core.bench`, which `puffer bench` uses too.
 
 The module level is standard library only, so it loads under PufferLib's interpreter (where
-`parity.py` runs its PufferLib half and `ocean.py` its env rates).
+`parity_trainer.py` and `parity_envs.py` run their PufferLib halves and `ocean.py` its env
+rates).
 
 PufferLib's `.ini` configs (`pufferlib/config/ocean/<env>.ini` over `config/default.ini`) map
 onto ours by `ours_from_pufferlib`: every training value it has, its env and vec counts as one

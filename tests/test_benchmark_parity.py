@@ -1,4 +1,4 @@
-"""benchmarks/parity.py trainer: equal trainers pass, a deliberate difference is flagged."""
+"""benchmarks/parity_trainer.py: equal trainers pass, a deliberate difference is flagged."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "parity.py"
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "parity_trainer.py"
 PUFFERLIB = Path(os.environ.get("PUFFER_PUFFERLIB", "/work/pl3"))
 needs_pufferlib = pytest.mark.skipif(
     not any((PUFFERLIB / sub / "python").is_file() for sub in ("bin", "venv/bin")),
@@ -23,7 +23,7 @@ def _trainer_report(*extra: str) -> subprocess.CompletedProcess:
     # At its default 256 agents: with fewer, the kept advantage-std difference (1/n relative,
     # n = agents x horizon) exceeds the harness's tolerance.
     return subprocess.run(
-        [sys.executable, str(SCRIPT), "trainer", "--pufferlib", str(PUFFERLIB), *extra],
+        [sys.executable, str(SCRIPT), "--pufferlib", str(PUFFERLIB), *extra],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
@@ -33,7 +33,7 @@ def _rows(report: str, kind: str) -> list[str]:
 
 
 def test_the_float64_redo_is_the_step_train_took(benchmark_script) -> None:
-    parity = benchmark_script("parity")
+    parity = benchmark_script("parity_trainer")
     from puffer.train.optim import PufferMuon
 
     model = torch.nn.Linear(8, 4)

@@ -1,6 +1,6 @@
-"""Differential harness against PufferLib 3.0: its trainer and its Ocean envs beside ours.
+"""Differential harness against PufferLib 3.0's trainer: one identical batch through both.
 
-`trainer`: from identical weights and one identical epoch of experience, one `train()` of each
+From identical weights and one identical epoch of experience, one `train()` of each
 trainer; prints every component (advantages, each loss term, each parameter's gradient and
 update) with its largest difference and whether a difference is intended. Each side's update
 is its own optimizer's step redone in float64 from the same weights, the same optimizer state
@@ -20,18 +20,13 @@ else must agree (both are listed in the report with what they change):
   the LSTM case has no episode ends inside segments.
 One minibatch spans the whole epoch, so which segments are sampled cannot differ.
 
-`envs`: for every Ocean env of both libraries, the same action streams (random, and each
-constant action) on both; prints the first step where observations, rewards or episode ends
-differ, and episode returns and lengths over at least `--episodes` episodes per stream with a
-two-sample Kolmogorov-Smirnov test between the libraries.
-
-    uv run python benchmarks/parity.py trainer --pufferlib /work/pl3
-    uv run python benchmarks/parity.py trainer --pufferlib /work/pl3 \
+    uv run python benchmarks/parity_trainer.py --pufferlib /work/pl3
+    uv run python benchmarks/parity_trainer.py --pufferlib /work/pl3 \
         --ours="--train.learning-rate 0.04493"   # a deliberate difference: must be flagged
-    uv run python benchmarks/parity.py envs --pufferlib /work/pl3 --episodes 1000
 
-The PufferLib half runs this file under PufferLib's interpreter (`_pufferlib-*` commands), in a
-scratch folder (its import writes ./resources); the two exchange .npz files.
+`parity_envs.py` compares the two libraries' Ocean envs. The PufferLib half runs this file
+under PufferLib's interpreter (`_pufferlib-trainer`), in a scratch folder (its import writes
+./resources); the two exchange .npz files.
 """
 
 from __future__ import annotations
@@ -188,110 +183,6 @@ def pufferlib_trainer(inp: str, out: str) -> None:
         **updates,
     )  # fmt: skip
     os._exit(0)  # its utilization thread would keep the process alive
-
-
-# The action streams both libraries see: uniformly random (a hash of step, row and seed, so
-# numpy versions cannot make them differ), or one constant discrete action.
-def stream_actions(space: dict, stream: str, step: int, rows: int, seed: int) -> np.ndarray:
-    """(rows, *shape) actions of `stream` ('random' or 'const:K') at `step` for `space`, a
-    dict from `_space_spec`."""
-    index = np.arange(rows, dtype=np.uint64)[:, None]
-    width = np.arange(max(1, space["width"]), dtype=np.uint64)[None, :]
-    with np.errstate(over="ignore"):
-        h = (np.uint64(step) * np.uint64(0x9E3779B97F4A7C15) + index * np.uint64(0xBF58476D1CE4E5B9)
-             + width * np.uint64(0x94D049BB133111EB) + np.uint64(seed))  # fmt: skip
-        h ^= h >> np.uint64(31)
-        h *= np.uint64(0xD6E8FEB86659FD93)
-        h ^= h >> np.uint64(32)
-    if space["kind"] == "box":
-        unit = (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-        low, high = np.asarray(space["low"]), np.asarray(space["high"])
-        return (low + unit * (high - low)).astype(np.float32).reshape(rows, *space["shape"])
-    nvec = np.asarray(space["nvec"], dtype=np.uint64)
-    if stream.startswith("const:"):
-        actions = np.minimum(np.uint64(int(stream[6:])), nvec - np.uint64(1)) + 0 * h
-    else:
-        actions = h % nvec
-    actions = actions.astype(np.int64)
-    return actions[:, 0] if space["scalar"] else actions
-
-
-def _space_spec(space) -> dict:
-    """A JSON-able description of a Discrete, MultiDiscrete or Box action space."""
-    name = type(space).__name__
-    if name == "Discrete":
-        return {"kind": "discrete", "nvec": [int(space.n)], "scalar": True, "width": 1}
-    if name == "MultiDiscrete":
-        nvec = [int(n) for n in np.asarray(space.nvec).ravel()]
-        return {"kind": "discrete", "nvec": nvec, "scalar": False, "width": len(nvec)}
-    low, high = (
-        np.asarray(space.low, np.float64).ravel(),
-        np.asarray(space.high, np.float64).ravel(),
-    )
-    low, high = np.clip(low, -1, 1), np.clip(high, -1, 1)  # unbounded boxes: sample [-1, 1]
-    return {"kind": "box", "low": low.tolist(), "high": high.tolist(), "width": low.size,
-            "shape": list(space.shape), "scalar": False}  # fmt: skip
-
-
-# Steps recorded in full for the identity check, and the rows recorded.
-IDENTITY_STEPS, IDENTITY_ROWS = 200, 8
-
-
-def roll(env, stream: str, seed: int, episodes: int, max_steps: int) -> dict[str, np.ndarray]:
-    """Step `env` (either library's vectorized Ocean env, reset with `seed`) with `stream`'s
-    actions until `episodes` episodes have ended or `max_steps` steps; returns the first
-    steps of a few rows in full, and every finished episode's return and length (from the
-    reward and end flags, the same rule on both sides)."""
-    obs, _ = env.reset(seed=seed)
-    rows = len(obs)
-    space = _space_spec(env.single_action_space)
-    ret, length = np.zeros(rows), np.zeros(rows, np.int64)
-    returns, lengths, step_rewards = [], [], []
-    first = {"obs": [np.array(obs[:IDENTITY_ROWS], np.float64)], "rew": [], "done": []}
-    for step in range(max_steps):
-        actions = stream_actions(space, stream, step, rows, seed)
-        obs, rewards, terminals, truncations, _ = env.step(actions)
-        done = np.asarray(terminals, bool) | np.asarray(truncations, bool)
-        ret += rewards
-        step_rewards.append(float(np.sum(rewards)) / rows)
-        length += 1
-        returns.extend(ret[done].tolist())
-        lengths.extend(length[done].tolist())
-        ret[done], length[done] = 0.0, 0
-        if step < IDENTITY_STEPS:
-            first["obs"].append(np.array(obs[:IDENTITY_ROWS], np.float64))
-            first["rew"].append(np.array(rewards[:IDENTITY_ROWS], np.float64))
-            first["done"].append(np.array(done[:IDENTITY_ROWS]))
-        if len(returns) >= episodes and step >= IDENTITY_STEPS:
-            break
-    return {
-        "returns": np.array(returns),
-        "lengths": np.array(lengths),
-        "steps": np.array(step + 1),
-        "step_rewards": np.array(step_rewards),
-        **{f"first_{k}": np.array(v) for k, v in first.items()},
-    }
-
-
-def pufferlib_env(spec: str, out: str) -> None:
-    """Run PufferLib's env `spec['env']` through each stream; write `roll`'s arrays to `out`."""
-    from pufferlib.ocean.environment import env_creator
-
-    spec = json.loads(spec)
-    results = {}
-    for stream in spec["streams"]:
-        # A fresh env per stream: some of its envs' reset() leaves state from the last stream.
-        env = env_creator(f"puffer_{spec['env']}")(
-            num_envs=spec["num_envs"], **spec["pufferlib_kwargs"]
-        )
-        for key, value in roll(
-            env, stream, spec["seed"], spec["episodes"], spec["max_steps"]
-        ).items():
-            results[f"{stream}/{key}"] = value
-    results["space"] = np.array(json.dumps(_space_spec(env.single_action_space)))
-    results["num_agents"] = np.array(env.num_agents)
-    np.savez(out, **results)
-    os._exit(0)
 
 
 # --- our half --------------------------------------------------------------------------------
@@ -456,8 +347,10 @@ def _row(name: str, ours, theirs) -> tuple:
 
 
 def trainer_report(args: argparse.Namespace) -> None:
+    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
+
     python = pufferlib_python(args.pufferlib)
-    print(_header())
+    print(header("torch"))
     unintended = 0
     for policy_kind in ("lstm", "mlp"):
         print(f"\n{args.env}, {policy_kind}, {args.agents} agents, seed {args.seed}")
@@ -479,170 +372,30 @@ def trainer_report(args: argparse.Namespace) -> None:
     sys.exit(1 if unintended else 0)
 
 
-def ks_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Two-sample Kolmogorov-Smirnov statistic and its asymptotic p-value (conservative for
-    discrete samples such as episode lengths)."""
-    if len(a) == 0 or len(b) == 0:
-        return float("nan"), float("nan")
-    grid = np.union1d(a, b)
-    cdf_a = np.searchsorted(np.sort(a), grid, side="right") / len(a)
-    cdf_b = np.searchsorted(np.sort(b), grid, side="right") / len(b)
-    d = float(np.abs(cdf_a - cdf_b).max())
-    en = np.sqrt(len(a) * len(b) / (len(a) + len(b)))
-    lam = (en + 0.12 + 0.11 / en) * d
-    j = np.arange(1, 101)
-    p = float(np.clip(2 * np.sum((-1.0) ** (j - 1) * np.exp(-2 * j**2 * lam**2)), 0, 1))
-    return d, p if d > 0 else 1.0
-
-
-def _first_difference(ours: np.ndarray, theirs: np.ndarray) -> int | None:
-    """The first step (axis 0) where the arrays differ; None when they agree throughout."""
-    if ours.shape[1:] != theirs.shape[1:]:
-        return 0
-    steps = min(len(ours), len(theirs))
-    differs = ~np.isclose(ours[:steps], theirs[:steps], rtol=1e-5, atol=1e-6)
-    bad = np.flatnonzero(differs.reshape(steps, -1).any(axis=1))
-    return int(bad[0]) if len(bad) else None
-
-
-def env_case(python: Path, env: str, args: argparse.Namespace) -> list[str]:
-    """Both libraries' `env` through the same streams; returns the report lines."""
-    from puffer.core import make
-    from puffer.core.registry import env_creator
-    from puffer.train.config import env_defaults
-
-    ini = pufferlib_config(python, env)["env"]
-    accepted = env_defaults(env_creator(env))
-    # Our C configs take numbers where PufferLib's .ini writes True/False or a one-item list.
-    kwargs = {
-        k: int(v) if isinstance(v, bool) else v[0] if isinstance(v, list) and len(v) == 1 else v
-        for k, v in ini.items()
-        if k != "num_envs" and k in accepted
-    }
-    dropped = sorted(set(ini) - set(kwargs) - {"num_envs"})
-    num_envs = max(1, min(int(ini.get("num_envs", 1)), args.num_envs))
-    ours = make(env, num_envs=num_envs, **kwargs)
-    space = _space_spec(ours.single_action_space)
-    ours.close()
-    streams = ["random"]
-    if space["kind"] == "discrete":
-        streams += [f"const:{k}" for k in range(min(2, min(space["nvec"])))]
-    theirs_kwargs = {k: ini[k] for k in kwargs}
-    spec = {"env": env, "num_envs": num_envs, "pufferlib_kwargs": theirs_kwargs,
-            "streams": streams, "seed": args.seed, "episodes": args.episodes,
-            "max_steps": args.max_steps}  # fmt: skip
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "out.npz"
-        done = subprocess.run(
-            [str(python), str(HERE), "_pufferlib-env", json.dumps(spec), str(out)],
-            cwd=scratch, capture_output=True, text=True,
-        )  # fmt: skip
-        if done.returncode != 0 or not out.exists():
-            return [f"{env}: PufferLib's env failed: {done.stderr.strip().splitlines()[-1:]}"]
-        theirs = dict(np.load(out))
-    lines = [f"{env} ({num_envs} envs, {len(ours.rewards)} agents; PufferLib "
-             f"{int(theirs['num_agents'])}){'; its keys ours lacks: ' + ', '.join(dropped) if dropped else ''}"]  # fmt: skip
-    if json.loads(str(theirs["space"])) != space:
-        lines.append("  action spaces differ: ours {space}, PufferLib {theirs['space']}")
-    for stream in streams:
-        fresh = make(env, num_envs=num_envs, **kwargs)
-        mine = roll(fresh, stream, args.seed, args.episodes, args.max_steps)
-        fresh.close()
-        t = {k.split("/", 1)[1]: v for k, v in theirs.items() if k.startswith(f"{stream}/")}
-        first = [
-            _first_difference(mine[f"first_{k}"], t[f"first_{k}"]) for k in ("obs", "rew", "done")
-        ]
-        where = [f for f in first if f is not None]
-        same = "identical for all" if not where else f"first difference at step {min(where)} of"
-        stats = []
-        for key in ("returns", "lengths"):
-            a, b = mine[key], t[key]
-            _, p = ks_test(a, b)
-            mean = lambda x: f"{x.mean():.3g}" if len(x) else "-"  # noqa: E731
-            stats.append(f"{key[:-1]} {mean(a)} vs {mean(b)} (KS p={p:.2g})")
-        # Reward per agent step over the steps both sides ran (one side may stop early).
-        common = min(len(mine["step_rewards"]), len(t["step_rewards"]))
-        per_step = [float(x["step_rewards"][:common].mean()) for x in (mine, t)]
-        lines.append(
-            f"  {stream:8s} {same} {IDENTITY_STEPS} steps; reward per agent step "
-            f"{per_step[0]:.4g} vs {per_step[1]:.4g} ({common} steps); episodes "
-            f"{len(mine['returns'])} vs {len(t['returns'])}; " + "; ".join(stats)
-        )
-    return lines
-
-
-# The Ocean envs both libraries have, under the same name.
-SHARED_ENVS = (
-    "blastar", "boids", "breakout", "cartpole", "checkers", "connect4", "convert", "cpr",
-    "drone", "enduro", "freeway", "go", "grid", "pacman", "pong", "rware", "school", "snake",
-    "squared", "target", "terraform", "tetris", "tower_climb", "trash_pickup", "tripletriad",
-)  # fmt: skip
-
-
-def env_report(args: argparse.Namespace) -> None:
-    python = pufferlib_python(args.pufferlib)
-    print(_header())
-    print(
-        f"{args.episodes}+ episodes per stream (at most {args.max_steps} steps), seed {args.seed}"
-    )
-    for env in args.envs or SHARED_ENVS:
-        try:
-            lines = env_case(python, env, args)
-        except Exception as error:  # one env's failure is a row of the report, not its end
-            lines = [f"{env}: could not run ours: {type(error).__name__}: {error}"]
-        for line in lines:
-            print(line, flush=True)
-
-
-def _header() -> str:
-    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
-
-    return header("torch")
-
-
 def main() -> None:
+    # PufferLib's half, which `trainer_case` starts under its interpreter with two paths.
+    if sys.argv[1:2] == ["_pufferlib-trainer"]:
+        pufferlib_trainer(*sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    trainer = sub.add_parser("trainer", help="one train() of each trainer on one batch")
-    trainer.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
-    trainer.add_argument("--env", default="breakout")
-    trainer.add_argument(
+    parser.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
+    parser.add_argument("--env", default="breakout")
+    parser.add_argument(
         "--agents",
         type=int,
         default=256,
         help="envs of the batch; from 256 (x horizon 64) the kept advantage-std difference, "
         "1/n relative, is within the tolerance",
     )
-    trainer.add_argument("--seed", type=int, default=0)
-    trainer.add_argument(
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
         "--ours",
         default="",
         metavar="FLAGS",
         help="extra `puffer train` overrides for our side only, e.g. '--train.learning-rate X': "
         "a deliberate difference, to check that the report flags it",
     )
-    envs = sub.add_parser("envs", help="the same action streams through both libraries' envs")
-    envs.add_argument("envs", nargs="*", help=f"default: {' '.join(SHARED_ENVS)}")
-    envs.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
-    envs.add_argument("--episodes", type=int, default=1000)
-    envs.add_argument("--max-steps", type=int, default=20000)
-    envs.add_argument("--num-envs", type=int, default=64, help="at most this many env copies")
-    envs.add_argument("--seed", type=int, default=0)
-    env_half = sub.add_parser("_pufferlib-env")
-    env_half.add_argument("spec")
-    env_half.add_argument("out")
-    half = sub.add_parser("_pufferlib-trainer")
-    half.add_argument("inp")
-    half.add_argument("out")
-    args = parser.parse_args()
-    if args.command == "_pufferlib-trainer":
-        pufferlib_trainer(args.inp, args.out)
-    elif args.command == "_pufferlib-env":
-        pufferlib_env(args.spec, args.out)
-    elif args.command == "trainer":
-        trainer_report(args)
-    elif args.command == "envs":
-        env_report(args)
+    trainer_report(parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.buffer import Cursor, ObservationWriter, RolloutBuffer
 from puffer.train.config import Config, ConfigError, Sizes, TrainConfig
+from puffer.train.evaluate import EPISODES_KEY
 from puffer.train.host_memory import keep_freed_memory
 from puffer.train.metrics import MetricsSink
 from puffer.train.normalize import RewardScaler
@@ -195,10 +196,10 @@ class PuffeRL:
     def _add_stats(self, infos: list[dict[str, Any]]) -> None:
         for info in infos:
             # Ocean envs report means over `n` episodes: weight them so running means are per
-            # episode.
-            count = int(info.get("n", 1))
+            # episode, as evaluation does (`puffer.train.evaluate.episode_means`).
+            count = int(info.get(EPISODES_KEY, 1))
             for key, value in info.items():
-                if key != "n":
+                if key != EPISODES_KEY:
                     self.stats[key].extend([float(value)] * count)
 
     def _store_reply(self, step: Step) -> Tensor | None:

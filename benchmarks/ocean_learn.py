@@ -40,18 +40,25 @@ from peers import ours_from_pufferlib, pufferlib_config, pufferlib_python
 from puffer.core.bench import header, record
 
 ROWS = ("pufferlib", "same", "shipped")
+# Loss statistics kept beside each curve's score, to compare how the two trainers' updates move.
+LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance")
 
 # Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
 # `train` with its config, one JSON line per logged epoch on stdout. The dashboard is silenced;
-# its final evaluation (32 more epochs after training) is not part of the curve.
+# its final evaluation (32 more epochs after training) is not part of the curve. Its Serial
+# backend builds only `vec.batch_size` env objects, and its "auto" batch is half of
+# `vec.num_envs`: the batch size is passed as every env object, so all its agents run (without
+# it, breakout ran 4,096 agents in 262,144-step batches, not its config's 8,192 and 524,288).
 PUFFERLIB_SCRIPT = """
 import json, sys, time, torch
-env, seed, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-torch.set_num_threads(threads)
+env, seed, threads, steps, objects = sys.argv[1:6]
+torch.set_num_threads(int(threads))
 sys.argv = ["puffer", "--train.device", "cpu", "--vec.backend", "Serial", "--train.seed", seed,
-            "--train.total-timesteps", steps]
+            "--train.total-timesteps", steps, "--vec.num-envs", objects,
+            "--vec.batch-size", objects]
 from pufferlib import pufferl
 pufferl.PuffeRL.print_dashboard = lambda self, *a, **k: None
+LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance")
 start, log = time.time(), pufferl.PuffeRL.mean_and_log
 def mean_and_log(self):
     logs = log(self)
@@ -60,6 +67,8 @@ def mean_and_log(self):
                "wall": time.time() - start}
         if "environment/score" in logs:
             row["score"] = float(logs["environment/score"])
+        # Its logs carry the losses of the epoch before (it stores them after logging).
+        row.update({k: float(logs["losses/" + k]) for k in LOSSES if "losses/" + k in logs})
         print("ROW " + json.dumps(row), flush=True)
     return logs
 pufferl.PuffeRL.mean_and_log = mean_and_log
@@ -67,11 +76,15 @@ pufferl.train(env)
 """
 
 
-def run_pufferlib(python: Path, env: str, seed: int, threads: int, steps: int) -> list[dict]:
+def run_pufferlib(
+    python: Path, env: str, seed: int, threads: int, steps: int, objects: int
+) -> list[dict]:
+    """PufferLib's `train` of `puffer_ENV` at its config with `objects` env objects (its
+    `vec.num_envs`), all stepped each batch."""
     with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(
             [str(python), "-c", PUFFERLIB_SCRIPT, f"puffer_{env}", str(seed), str(threads),
-             str(steps)],
+             str(steps), str(objects)],
             cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
             capture_output=True, text=True,
         )  # fmt: skip
@@ -101,6 +114,7 @@ def run_ours(env: str, seed: int, threads: int, flags: list[str]) -> list[dict]:
         point = {"step": int(row["step"]), "sps": row["performance/sps"]}
         if "environment/score" in row:
             point["score"] = row["environment/score"]
+        point.update({k: row["losses/" + k] for k in LOSSES if "losses/" + k in row})
         curve.append(point)
     curve[-1]["wall"] = wall
     return curve
@@ -121,7 +135,8 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
     config = pufferlib_config(python, env)
     steps = int(config["train"]["total_timesteps"])
     if row == "pufferlib":
-        curve = run_pufferlib(python, env, seed, args.threads, steps)
+        objects = int(config.get("vec", {}).get("num_envs", 1))
+        curve = run_pufferlib(python, env, seed, args.threads, steps, objects)
     elif row == "same":
         curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config))
     else:

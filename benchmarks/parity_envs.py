@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from peers import pufferlib_config, pufferlib_python
+from peers import ks_test, pufferlib_config, pufferlib_python
 
 HERE = Path(__file__).resolve()
 
@@ -140,22 +140,6 @@ def pufferlib_env(spec: str, out: str) -> None:
 
 
 # --- our half --------------------------------------------------------------------------------
-
-
-def ks_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Two-sample Kolmogorov-Smirnov statistic and its asymptotic p-value (conservative for
-    discrete samples such as episode lengths)."""
-    if len(a) == 0 or len(b) == 0:
-        return float("nan"), float("nan")
-    grid = np.union1d(a, b)
-    cdf_a = np.searchsorted(np.sort(a), grid, side="right") / len(a)
-    cdf_b = np.searchsorted(np.sort(b), grid, side="right") / len(b)
-    d = float(np.abs(cdf_a - cdf_b).max())
-    en = np.sqrt(len(a) * len(b) / (len(a) + len(b)))
-    lam = (en + 0.12 + 0.11 / en) * d
-    j = np.arange(1, 101)
-    p = float(np.clip(2 * np.sum((-1.0) ** (j - 1) * np.exp(-2 * j**2 * lam**2)), 0, 1))
-    return d, p if d > 0 else 1.0
 
 
 def _first_difference(ours: np.ndarray, theirs: np.ndarray) -> int | None:

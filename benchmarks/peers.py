@@ -31,9 +31,14 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the module level stays standard library only (see above)
+    import numpy as np
 
 __all__ = [
     "gymnasium_vector",
+    "ks_test",
     "ours_from_pufferlib",
     "pufferlib_config",
     "pufferlib_python",
@@ -135,6 +140,24 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
             str(value).lower() if isinstance(value, bool) else str(value),
         ]
     return flags
+
+
+def ks_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Two-sample Kolmogorov-Smirnov statistic and its asymptotic p-value (conservative for
+    discrete samples such as episode lengths)."""
+    import numpy as np
+
+    if len(a) == 0 or len(b) == 0:
+        return float("nan"), float("nan")
+    grid = np.union1d(a, b)
+    cdf_a = np.searchsorted(np.sort(a), grid, side="right") / len(a)
+    cdf_b = np.searchsorted(np.sort(b), grid, side="right") / len(b)
+    d = float(np.abs(cdf_a - cdf_b).max())
+    en = np.sqrt(len(a) * len(b) / (len(a) + len(b)))
+    lam = (en + 0.12 + 0.11 / en) * d
+    j = np.arange(1, 101)
+    p = float(np.clip(2 * np.sum((-1.0) ** (j - 1) * np.exp(-2 * j**2 * lam**2)), 0, 1))
+    return d, p if d > 0 else 1.0
 
 
 def pufferlib_sps(

@@ -73,3 +73,23 @@ def test_a_one_percent_learning_rate_change_is_flagged(benchmark_script) -> None
     updates, grads = _rows(done.stdout, "update:"), _rows(done.stdout, "grad:")
     assert updates and all(row.endswith("DIFFERS") for row in updates)
     assert grads and all(row.endswith("match") for row in grads)
+
+
+def test_parity_policy_plays_each_side_from_its_own_state(benchmark_script) -> None:
+    """Two equal sides and one policy give the same episodes; cartpole pays at most 1 a step."""
+    import numpy as np
+
+    from puffer.train import PolicyConfig, make_policy
+
+    parity = benchmark_script("parity_policy")
+    sides = [parity.OursSide("cartpole", 8, seed=3) for _ in range(2)]
+    torch.manual_seed(0)
+    policy = make_policy(PolicyConfig(hidden_size=16, recurrent="lstm"), sides[0].env)
+    (returns, lengths), (returns2, lengths2) = (
+        parity.play(policy, side, 300, seed=1) for side in sides
+    )
+    for side in sides:
+        side.close()
+    assert len(returns) > 8 and lengths.sum() <= 8 * 300
+    assert np.array_equal(returns, returns2) and np.array_equal(lengths, lengths2)
+    assert (returns <= lengths).all() and returns.sum() > 0

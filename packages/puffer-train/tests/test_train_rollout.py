@@ -109,3 +109,25 @@ def test_held_step_survives_a_checkpoint_round_trip() -> None:
     assert held is not None and torch.equal(held.obs, trainer.rollout.held.obs)
     assert all(torch.equal(a, b) for a, b in zip(other.state, trainer.rollout.state, strict=True))
     env.close()
+
+
+@pytest.mark.parametrize("recurrent_state", ["carry", "zero"])
+def test_recurrent_state_at_an_epoch_start(recurrent_state: str) -> None:
+    """'carry' acts and replays the second epoch's segments (which start mid-episode: episodes
+    last 5 steps, segments 3) from the state the first epoch left; 'zero' from zeros."""
+    env = RecordingEnv(num_agents=2)
+    config = Config(
+        train=TrainConfig(
+            horizon=3, minibatch_size=6, total_timesteps=60, device="cpu",
+            recurrent_state=recurrent_state,
+        ),
+        policy=PolicyConfig(hidden_size=8, recurrent="lstm"),
+    )  # fmt: skip
+    trainer = PuffeRL(config, env, _policy(env, "lstm"))
+    for _ in range(2):
+        trainer.evaluate()
+        starts = [s[: trainer.sizes.segments] for s in trainer.buffer.states]
+        zero = all(torch.equal(s, torch.zeros_like(s)) for s in starts)
+        assert zero == (recurrent_state == "zero" or trainer.epoch == 0)
+        trainer.train()
+    env.close()

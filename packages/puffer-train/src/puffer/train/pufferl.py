@@ -171,6 +171,8 @@ class PuffeRL:
             self.rollout.reset(self._next_seed())
             self._started = True
         self.cursor.new_epoch()
+        if self.config.train.recurrent_state == "zero":
+            self.rollout.zero_state()
         held = self.rollout.take_held()
         if held is not None:
             self._act(held)

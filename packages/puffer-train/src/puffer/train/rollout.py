@@ -151,6 +151,11 @@ class Rollout:
         self.state = self.policy.initial_state(self.num_agents, self.device)
         self.held = None
 
+    def zero_state(self) -> None:
+        """Zero every row's recurrent state in place (a held step then acts from zeros)."""
+        for s in self.state:
+            s.zero_()
+
     def recv(self) -> Step:
         """Block for the next reply and move it to the device (blocks on the env)."""
         start = time.perf_counter()

@@ -245,6 +245,14 @@ class TrainConfig(_Checked):
         "after each minibatch, store its new value estimates over the rollout's, so later "
         "minibatches' advantages and value clip start from them, as PufferLib's trainer does",
     )
+    recurrent_state: str = _f(
+        "carry",
+        "'carry': each agent's recurrent state runs on from epoch to epoch and training "
+        "replays every segment from the state it started with; 'zero': every epoch's rollout "
+        "starts each agent from zeros, as PufferLib's trainer does (feedforward policies "
+        "ignore it)",
+        _one_of("carry", "zero"),
+    )
     max_grad_norm: float = _f(1.5, "global gradient-norm clip", _above(0))
     optimizer: str = _f(
         "muon",

@@ -49,7 +49,9 @@ LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance"
 # backend builds only `vec.batch_size` env objects, and its "auto" batch is half of
 # `vec.num_envs`: the batch size is passed as every env object, so all its agents run (without
 # it, breakout ran 4,096 agents in 262,144-step batches, not its config's 8,192 and 524,288).
-PUFFERLIB_SCRIPT = """
+PUFFERLIB_SCRIPT = (
+    f"LOSSES = {LOSSES!r}\n"
+    + """
 import json, sys, time, torch
 env, seed, threads, steps, objects = sys.argv[1:6]
 torch.set_num_threads(int(threads))
@@ -58,7 +60,6 @@ sys.argv = ["puffer", "--train.device", "cpu", "--vec.backend", "Serial", "--tra
             "--vec.batch-size", objects]
 from pufferlib import pufferl
 pufferl.PuffeRL.print_dashboard = lambda self, *a, **k: None
-LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance")
 start, log = time.time(), pufferl.PuffeRL.mean_and_log
 def mean_and_log(self):
     logs = log(self)
@@ -74,6 +75,7 @@ def mean_and_log(self):
 pufferl.PuffeRL.mean_and_log = mean_and_log
 pufferl.train(env)
 """
+)
 
 
 def run_pufferlib(

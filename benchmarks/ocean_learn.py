@@ -12,9 +12,11 @@ Rows per env and seed:
 
 Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
 skipped when that file already holds a finished run, so a long table fills over several
-sittings; `--report` prints the table from the stored curves only. The table gives the score
-(the env's `score` log, the last logged window at or before the point) at 25 %, 50 % and 100 %
-of the budget, the median steps/s of the run's epochs, and its wall time.
+sittings (a PufferLib run appends each epoch to `seedS.partial` while it runs, so a cut-off
+run still shows how far it got); `--report` prints the table from the stored curves only. The
+table gives the score (the env's `score` log, the last logged window at or before the point)
+at 25 %, 50 % and 100 % of the budget, the median steps/s of the run's epochs, and its wall
+time.
 
     uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
         --out /work/notes/learn
@@ -79,20 +81,32 @@ pufferl.train(env)
 
 
 def run_pufferlib(
-    python: Path, env: str, seed: int, threads: int, steps: int, objects: int
+    python: Path, env: str, seed: int, threads: int, steps: int, objects: int, partial: Path
 ) -> list[dict]:
     """PufferLib's `train` of `puffer_ENV` at its config with `objects` env objects (its
-    `vec.num_envs`), all stepped each batch."""
-    with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run(
+    `vec.num_envs`), all stepped each batch. Each logged epoch is appended to `partial` as it
+    comes (a cut-off run keeps its curve so far) and every tenth of the budget is reported."""
+    rows: list[dict] = []
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch, open(Path(scratch) / "stderr", "w+") as err:
+        with subprocess.Popen(
             [str(python), "-c", PUFFERLIB_SCRIPT, f"puffer_{env}", str(seed), str(threads),
              str(steps), str(objects)],
             cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
-            capture_output=True, text=True,
-        )  # fmt: skip
-    rows = [json.loads(x[4:]) for x in done.stdout.splitlines() if x.startswith("ROW ")]
-    if done.returncode != 0 or not rows:
-        raise SystemExit(f"PufferLib's trainer failed on {env}:\n{done.stderr[-3000:]}")
+            stdout=subprocess.PIPE, stderr=err, text=True,
+        ) as child, open(partial, "w") as log:  # fmt: skip
+            for line in child.stdout:
+                if not line.startswith("ROW "):
+                    continue
+                rows.append(json.loads(line[4:]))
+                log.write(line[4:])
+                log.flush()
+                tenths = [row["step"] * 10 // steps for row in rows[-2:]]
+                if len(rows) == 1 or tenths[1] > tenths[0]:
+                    print(f"  pufferlib {env} seed {seed}: {rows[-1]}", flush=True)
+        err.seek(0)
+        if child.returncode != 0 or not rows:
+            raise SystemExit(f"PufferLib's trainer failed on {env}:\n{err.read()[-3000:]}")
     return rows
 
 
@@ -135,10 +149,14 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
     if path.exists():
         return path
     config = pufferlib_config(python, env)
+    if args.budget is not None:
+        config["train"]["total_timesteps"] = args.budget
     steps = int(config["train"]["total_timesteps"])
     if row == "pufferlib":
         objects = int(config.get("vec", {}).get("num_envs", 1))
-        curve = run_pufferlib(python, env, seed, args.threads, steps, objects)
+        partial = path.with_suffix(".partial")
+        curve = run_pufferlib(python, env, seed, args.threads, steps, objects, partial)
+        partial.unlink()
     elif row == "same":
         curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config))
     else:
@@ -203,6 +221,7 @@ def report(args: argparse.Namespace) -> None:
     for env in args.envs:
         theirs = [Path(args.out) / env / "pufferlib" / f"seed{seed}.jsonl" for seed in args.seeds]
         finals = [summary(path)["scores"][-1] for path in theirs if path.exists()]
+        finals = [score for score in finals if score is not None]  # None: it logged no score
         target = statistics.mean(finals) if finals else None
         for row in args.rows:
             for seed in args.seeds:
@@ -234,6 +253,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
     parser.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
     parser.add_argument("--out", required=True, help="folder of the stored curves")
+    parser.add_argument(
+        "--budget", type=int, metavar="STEPS",
+        help="steps of every row instead of PufferLib's budget (smoke runs and quick checks: "
+        "its learning rate anneals over this budget, so give such runs their own --out)",
+    )  # fmt: skip
     parser.add_argument("--report", action="store_true", help="print the table only")
     args = parser.parse_args()
     python = pufferlib_python(args.pufferlib)

@@ -1,7 +1,9 @@
-"""benchmarks/parity_trainer.py: equal trainers pass, a deliberate difference is flagged."""
+"""The benchmarks run beside PufferLib 3.0: parity_trainer.py (equal trainers pass, a deliberate
+difference is flagged), parity_policy.py and ocean_learn.py (both curves stored)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import pytest
 import torch
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "parity_trainer.py"
+OCEAN_LEARN = SCRIPT.with_name("ocean_learn.py")
 PUFFERLIB = Path(os.environ.get("PUFFER_PUFFERLIB", "/work/pl3"))
 needs_pufferlib = pytest.mark.skipif(
     not any((PUFFERLIB / sub / "python").is_file() for sub in ("bin", "venv/bin")),
@@ -93,3 +96,28 @@ def test_parity_policy_plays_each_side_from_its_own_state(benchmark_script) -> N
     assert len(returns) > 8 and lengths.sum() <= 8 * 300
     assert np.array_equal(returns, returns2) and np.array_equal(lengths, lengths2)
     assert (returns <= lengths).all() and returns.sum() > 0
+
+
+@needs_pufferlib
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_short_budget_stores_both_curves_and_the_table(tmp_path: Path) -> None:
+    # One of squared's 524,288-step batches (PufferLib's 2 x 4,096 agents, 64-step horizon).
+    budget = 524_288
+    command = [sys.executable, str(OCEAN_LEARN), "squared", "--rows", "pufferlib", "same",
+               "--budget", str(budget), "--threads", "1", "--pufferlib", str(PUFFERLIB),
+               "--out", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for row in ("pufferlib", "same"):
+        lines = (tmp_path / "squared" / row / "seed0.jsonl").read_text().splitlines()
+        meta, *curve = map(json.loads, lines)
+        assert (meta["row"], meta["budget"]) == (row, budget)
+        assert curve[-1]["step"] >= budget and all(point["sps"] > 0 for point in curve)
+    assert not list(tmp_path.rglob("*.partial"))
+    # One epoch ends no squared episode on either side: no score yet, and the table still prints.
+    table = [line for line in done.stdout.splitlines() if line.startswith("| squared |")]
+    assert [line.split(" | ")[1] for line in table] == ["pufferlib", "same"]
+    # A stored run is not run again: the second call only prints the table.
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "pufferlib squared seed 0" not in again.stdout

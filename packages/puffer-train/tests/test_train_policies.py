@@ -241,6 +241,45 @@ def test_head_and_value_share_one_product(act: spaces.Space) -> None:
     torch.testing.assert_close(step_value, value[:, 0])
 
 
+def test_separate_critic_reads_its_own_network_and_shares_the_statistics() -> None:
+    """policy.critic = 'separate': the value comes from a second encoder, so the value loss
+    moves none of the actor's weights and the policy loss none of the critic's; both see
+    observations through one set of running statistics; rollout rows equal training rows."""
+    torch.manual_seed(4)
+    spec = _Spec(spaces.Box(-5, 5, (5,)), spaces.Box(-1, 1, (2,), np.float32))
+    config = PolicyConfig(hidden_size=8, num_layers=1, normalize_obs=True, critic="separate")
+    policy = make_policy(config, spec)
+    assert policy.critic is not None and policy.critic.normalizer is policy.encoder.normalizer
+    obs = 3 * torch.randn(4, 6, 5) + 1
+    policy.observe(obs.view(24, 5), torch.ones(24))
+    params, value = policy.forward_train(obs, (), None)
+    assert params.shape == (4, 6, 2) and value.shape == (4, 6)
+    torch.testing.assert_close(value, policy.value(policy.critic(obs.view(24, 5))).view(4, 6))
+    torch.testing.assert_close(params, policy.head(policy.encoder(obs.view(24, 5))).view(4, 6, 2))
+    step_params, step_value, _ = policy.forward_eval(obs[:, 0], ())
+    torch.testing.assert_close(step_params, params[:, 0])
+    torch.testing.assert_close(step_value, value[:, 0])
+    actor = [*policy.encoder.parameters(), *policy.head.mean.parameters()]
+    critic = [*policy.critic.parameters(), *policy.value.parameters()]
+    for loss, moved, still in ((value.sum(), critic, actor), (params.sum(), actor, critic)):
+        grads = torch.autograd.grad(loss, moved + still, allow_unused=True, retain_graph=True)
+        assert all(g is not None and g.abs().sum() > 0 for g in grads[: len(moved)])
+        assert all(g is None or not g.any() for g in grads[len(moved) :])
+    # The checkpointed statistics come back once into the one shared normalizer.
+    again = make_policy(config, spec)
+    again.load_state_dict(policy.state_dict())
+    assert again.critic.normalizer is again.encoder.normalizer
+    torch.testing.assert_close(again.forward_train(obs, (), None), (params, value))
+
+
+def test_separate_critic_is_refused_with_a_recurrent_core() -> None:
+    spec = _Spec(spaces.Box(-1, 1, (3,)), spaces.Discrete(2))
+    with pytest.raises(APIUsageError, match=r"critic is 'separate' with policy.recurrent 'lstm'"):
+        make_policy(PolicyConfig(recurrent="lstm", critic="separate"), spec)
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.critic is 'both'"):
+        PolicyConfig(critic="both")
+
+
 def test_structured_observations_and_mixed_actions_through_layouts() -> None:
     obs_space = spaces.Dict(
         {"pos": spaces.Box(-1, 1, (3,), np.float32), "cell": spaces.Discrete(4)}

@@ -202,10 +202,16 @@ KILL_BEFORE_RESET = textwrap.dedent(
     vec = Multiprocessing(DeterministicEnv, 4, num_workers=2)
     victim = vec.worker_pids[1]
     os.kill(victim, signal.SIGKILL)
-    while open(f"/proc/{victim}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
-        time.sleep(0.01)  # dead, not yet reaped: its pipe is closed
+    # The leader turns zombie while its heartbeat thread may still hold the process's files;
+    # only once that thread is gone too are its pipe ends closed.
+    def dead() -> bool:
+        state = open(f"/proc/{victim}/stat").read().rsplit(")", 1)[1].split()[0]
+        return state == "Z" and os.listdir(f"/proc/{victim}/task") == [str(victim)]
+    while not dead():
+        time.sleep(0.01)
     try:
         vec.async_reset(seed=0)  # sends the seeds down each worker's pipe
+        vec.recv()
     except WorkerError as error:
         print("reported:", error)
     vec.close()

@@ -373,6 +373,12 @@ class PolicyConfig(_Checked):
         0, "hidden Linear+GELU layers after the first in the MLP encoder", _at_least(0)
     )
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
+    critic: str = _f(
+        "shared",
+        "'shared' (the value head reads the actor's features) or 'separate' (the value has an "
+        "encoder of its own, as SB3's MlpPolicy for continuous actions; feed-forward only)",
+        _one_of("shared", "separate"),
+    )
     mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'", _at_least(1))
     cnn_channels: int = _f(32, "base channel count of the CNN encoders", _at_least(1))
     init: str = _f(

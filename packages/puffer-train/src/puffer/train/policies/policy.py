@@ -29,7 +29,8 @@ State = tuple[Tensor, ...]
 
 
 class Policy(nn.Module):
-    """An actor-critic over one encoder, an optional recurrent core and two heads.
+    """An actor-critic over one encoder, an optional recurrent core and two heads, or, with a
+    separate `critic`, an actor over the encoder and a value over a second network.
 
     Args:
         encoder: module mapping (B, *obs_shape) rows to (B, hidden).
@@ -40,6 +41,10 @@ class Policy(nn.Module):
             `torch.autocast` (its output is cast back, so the core and heads see float32), or
             None for bfloat16 where the observations' device computes it natively
             (`native_bfloat16`) and float32 elsewhere.
+        critic: None (the value reads the encoder's, or the core's, hidden vector), or an
+            encoder of its own, (B, *obs_shape) -> (B, hidden_size), that the value reads, so
+            that the value loss's gradients do not move the actor's features (SB3's MlpPolicy
+            for continuous actions). Feed-forward policies only.
 
     Every parameter, the heads included, takes the optimizer's one rule (`puffer.train.optim`).
     """
@@ -51,8 +56,14 @@ class Policy(nn.Module):
         hidden_size: int,
         core: nn.Module | None = None,
         encoder_dtype: torch.dtype | None = torch.float32,
+        critic: nn.Module | None = None,
     ):
         super().__init__()
+        if critic is not None and core is not None:
+            raise APIUsageError(
+                "Policy: a separate critic is for feed-forward policies; with a recurrent core "
+                "the value reads the core's output (policy.critic = 'shared')"
+            )
         if encoder_dtype not in (torch.float32, torch.bfloat16, None):
             raise APIUsageError(
                 f"Policy: encoder_dtype is {encoder_dtype}; use torch.float32, torch.bfloat16 "
@@ -62,6 +73,7 @@ class Policy(nn.Module):
         self.encoder_dtype = encoder_dtype
         self.core = core
         self.head = head
+        self.critic = critic
         self.value = layer_init(Linear(hidden_size, 1), std=1.0)
 
     @property
@@ -93,6 +105,8 @@ class Policy(nn.Module):
         hidden = self._encode(obs)
         if self.core is not None:
             hidden, state = self.core.step(hidden, state)
+        if self.critic is not None:
+            return self.head(hidden), self._criticize(obs), state
         params, value = self._decode(hidden)
         return params, value, state
 
@@ -111,7 +125,10 @@ class Policy(nn.Module):
             (head params (B, T, P), value (B, T)).
         """
         batch, steps = obs.shape[:2]
-        hidden = self._encode(obs.reshape(batch * steps, *obs.shape[2:])).view(batch, steps, -1)
+        rows = obs.reshape(batch * steps, *obs.shape[2:])
+        hidden = self._encode(rows).view(batch, steps, -1)
+        if self.critic is not None:
+            return self.head(hidden), self._criticize(rows).view(batch, steps)
         if self.core is not None:
             if starts is None:
                 raise APIUsageError(
@@ -121,8 +138,9 @@ class Policy(nn.Module):
             hidden = self.core.sequence(hidden, state, starts)
         return self._decode(hidden)
 
-    def _encode(self, obs: Tensor) -> Tensor:
-        """(N, hidden) float32 from (N, *obs_shape) observations, in `encoder_dtype`.
+    def _encode(self, obs: Tensor, encoder: nn.Module | None = None) -> Tensor:
+        """(N, hidden) float32 from (N, *obs_shape) observations, in `encoder_dtype`, through
+        `encoder` (default: the actor's).
 
         Rollout and training both pass here, so the log-probabilities a step was sampled with
         and the ones the loss recomputes come from the same arithmetic; the heads stay float32
@@ -130,14 +148,19 @@ class Policy(nn.Module):
         cache is off, as CUDA-graph capture (`train.cuda_graphs`) requires; each autocast
         region is one encoder pass, so the cache would save nothing.
         """
+        encoder = self.encoder if encoder is None else encoder
         dtype = self.encoder_dtype
         if dtype is None:
             dtype = torch.bfloat16 if native_bfloat16(obs.device) else torch.float32
         if dtype == torch.float32:
-            return self.encoder(obs)
+            return encoder(obs)
         with torch.autocast(obs.device.type, dtype=dtype, cache_enabled=False):
-            hidden = self.encoder(obs)
+            hidden = encoder(obs)
         return hidden.float()
+
+    def _criticize(self, obs: Tensor) -> Tensor:
+        """(N,) values of (N, *obs_shape) observations through the separate critic."""
+        return self.value(self._encode(obs, self.critic)).squeeze(-1)
 
     def _decode(self, hidden: Tensor) -> tuple[Tensor, Tensor]:
         """(head params (..., P), value (...)) from hidden (..., H).
@@ -172,6 +195,36 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         >>> tuple(logits.shape), tuple(value.shape)
         ((3, 2), (3,))
     """
+    hidden = config.hidden_size
+    if config.critic == "separate" and config.recurrent != "none":
+        raise APIUsageError(
+            f"policy.critic is 'separate' with policy.recurrent {config.recurrent!r}; a separate "
+            "critic is feed-forward and would not see the core's memory: use critic = 'shared'"
+        )
+    encoder = _make_encoder(config, env)
+    critic = None
+    if config.critic == "separate":
+        critic = _make_encoder(config, env)
+        if config.normalize_obs:
+            # One set of running statistics, which `Policy.observe` updates through the actor.
+            critic.normalizer = encoder.normalizer
+    cores = {
+        "none": lambda: None,
+        "lstm": lambda: LSTMCore(hidden),
+        "mingru": lambda: MinGRUCore(hidden, config.mingru_layers),
+    }
+    if config.recurrent not in cores:
+        raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
+    head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
+    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
+    encoder_dtype = dtypes[config.encoder_dtype]
+    policy = Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype, critic)
+    return pufferlib_init(policy) if config.init == "pufferlib" else policy
+
+
+def _make_encoder(config: PolicyConfig, env) -> nn.Module:
+    """The encoder `config.encoder` names for `env`'s observations, (B, *obs_shape) ->
+    (B, hidden_size)."""
     obs_space: spaces.Box = env.single_observation_space
     obs_shape = tuple(obs_space.shape)
     hidden = config.hidden_size
@@ -183,38 +236,25 @@ def make_policy(config: PolicyConfig, env) -> Policy:
             "normalization is for the 'mlp' encoder (images are scaled by /255 already)"
         )
     if config.encoder == "mlp":
-        encoder = MLPEncoder(
+        return MLPEncoder(
             obs_shape, hidden, config.num_layers, obs_layout, obs_dtype, config.normalize_obs
         )
-    elif config.encoder == "multi":
+    if config.encoder == "multi":
         if obs_layout is None:
             raise APIUsageError(
                 "policy.encoder is 'multi' but the env's observations are not structured (no "
                 "obs_layout); use 'mlp', 'nature_cnn' or 'impala'"
             )
-        encoder = MultiInputEncoder(obs_shape, obs_layout, obs_dtype, hidden, config.cnn_channels)
-    elif config.encoder == "nature_cnn":
-        encoder = NatureCNN(obs_shape, hidden, config.cnn_channels)
-    elif config.encoder == "impala":
-        encoder = IMPALA(obs_shape, hidden, config.cnn_channels // 2)
-    elif ":" in config.encoder:
-        encoder = _imported(config.encoder)(env, config)
-    else:
-        raise APIUsageError(
-            f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn', 'impala' or 'multi'"
-        )
-    cores = {
-        "none": lambda: None,
-        "lstm": lambda: LSTMCore(hidden),
-        "mingru": lambda: MinGRUCore(hidden, config.mingru_layers),
-    }
-    if config.recurrent not in cores:
-        raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
-    head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
-    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
-    encoder_dtype = dtypes[config.encoder_dtype]
-    policy = Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype)
-    return pufferlib_init(policy) if config.init == "pufferlib" else policy
+        return MultiInputEncoder(obs_shape, obs_layout, obs_dtype, hidden, config.cnn_channels)
+    if config.encoder == "nature_cnn":
+        return NatureCNN(obs_shape, hidden, config.cnn_channels)
+    if config.encoder == "impala":
+        return IMPALA(obs_shape, hidden, config.cnn_channels // 2)
+    if ":" in config.encoder:
+        return _imported(config.encoder)(env, config)
+    raise APIUsageError(
+        f"policy.encoder is {config.encoder!r}; use 'mlp', 'nature_cnn', 'impala' or 'multi'"
+    )
 
 
 def pufferlib_init(policy: Policy) -> Policy:
@@ -222,14 +262,16 @@ def pufferlib_init(policy: Policy) -> Policy:
 
     With a recurrent core, as its LSTM wrapper: every weight outside the core orthogonal at gain
     1 and every bias 0 (the action head too, which starts far from uniform), an LSTM at torch's
-    default (uniform in ±1/sqrt(hidden)). Without one, as its default policy: the encoder's layers
-    at torch's default; the heads keep ours, which are its (action 0.01, value 1). On pong at its
-    config this init learns where ours stalls (puffer-ocean README, learning beside PufferLib).
+    default (uniform in ±1/sqrt(hidden)). Without one, as its default policy: the encoder's (and
+    a separate critic's) layers at torch's default; the heads keep ours, which are its (action
+    0.01, value 1). On pong at its config this init learns where ours stalls (puffer-ocean
+    README, learning beside PufferLib).
     """
     if policy.core is None:
-        for module in policy.encoder.modules():
-            if module is not policy.encoder and hasattr(module, "reset_parameters"):
-                module.reset_parameters()
+        for network in (policy.encoder, policy.critic):
+            for module in () if network is None else network.modules():
+                if module is not network and hasattr(module, "reset_parameters"):
+                    module.reset_parameters()
         return policy
     with torch.no_grad():
         for name, param in policy.named_parameters():

@@ -280,6 +280,33 @@ def test_separate_critic_is_refused_with_a_recurrent_core() -> None:
         PolicyConfig(critic="both")
 
 
+def test_tanh_activation_bounds_every_hidden_unit_of_both_networks() -> None:
+    """policy.activation = 'tanh': the MLP encoders (actor and critic) compute
+    tanh(W x + b) at each layer, so hidden units stay in [-1, 1] however large the inputs; the
+    parameters (and so checkpoints) are those of the GELU network."""
+    torch.manual_seed(5)
+    spec = _Spec(spaces.Box(-5, 5, (6,)), spaces.Box(-1, 1, (2,), np.float32))
+    config = PolicyConfig(hidden_size=8, num_layers=1, critic="separate", activation="tanh")
+    policy = make_policy(config, spec)
+    obs = 50 * torch.randn(32, 6)
+    for encoder in (policy.encoder, policy.critic):
+        first, second = encoder.input, encoder.hidden[0]
+        expected = torch.tanh(second(torch.tanh(first(obs))))
+        torch.testing.assert_close(encoder(obs), expected)
+        assert encoder(obs).abs().max() <= 1
+    gelu = make_policy(PolicyConfig(hidden_size=8, num_layers=1, critic="separate"), spec)
+    assert gelu.state_dict().keys() == policy.state_dict().keys()
+    assert gelu.encoder(obs).abs().max() > 1  # the default is unbounded
+
+
+def test_activation_is_refused_off_the_mlp_encoder_and_unknown_names_raise() -> None:
+    spec = _Spec(spaces.Box(0, 255, (84, 84, 4), np.uint8), spaces.Discrete(2))
+    with pytest.raises(APIUsageError, match=r"activation is 'tanh' with policy.encoder 'nature"):
+        make_policy(PolicyConfig(encoder="nature_cnn", activation="tanh"), spec)
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.activation is 'relu'"):
+        PolicyConfig(activation="relu")
+
+
 def test_structured_observations_and_mixed_actions_through_layouts() -> None:
     obs_space = spaces.Dict(
         {"pos": spaces.Box(-1, 1, (3,), np.float32), "cell": spaces.Discrete(4)}

@@ -165,6 +165,8 @@ class _Checked:
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 # What a policy's encoder computes in, for `PolicyConfig.encoder_dtype`.
 ENCODER_DTYPES = ("float32", "bfloat16", "auto")
+# The MLP encoder's nonlinearities, for `PolicyConfig.activation`.
+MLP_ACTIVATIONS = ("gelu", "tanh")
 
 
 @dataclass
@@ -370,7 +372,13 @@ class PolicyConfig(_Checked):
     )
     hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
     num_layers: int = _f(
-        0, "hidden Linear+GELU layers after the first in the MLP encoder", _at_least(0)
+        0, "hidden Linear+activation layers after the first in the MLP encoder", _at_least(0)
+    )
+    activation: str = _f(
+        "gelu",
+        "the MLP encoder's nonlinearity: 'gelu', or 'tanh' (bounded, as SB3's and CleanRL's "
+        "MLPs for continuous control)",
+        _one_of(*MLP_ACTIVATIONS),
     )
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
     critic: str = _f(

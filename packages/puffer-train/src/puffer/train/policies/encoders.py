@@ -32,8 +32,11 @@ def _flat_float(x: Tensor) -> Tensor:
     return x.reshape(x.shape[0], -1).float()
 
 
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "tanh": nn.Tanh}
+
+
 class MLPEncoder(nn.Module):
-    """Linear + GELU, then `num_layers` hidden Linear + GELU layers.
+    """Linear + activation, then `num_layers` hidden Linear + activation layers.
 
     Args:
         obs_shape: shape of one observation row.
@@ -44,6 +47,9 @@ class MLPEncoder(nn.Module):
         obs_dtype: dtype of the observation rows (used to size the structured input).
         normalize: standardize the flattened rows with running statistics (`ObsNormalizer`,
             a buffer of this module, so checkpoints keep it); `observe` updates them.
+        activation: 'gelu', or 'tanh' (bounded: a unit-scale input on every one of many
+            features cannot push a hidden unit, and so each optimizer step's change to the
+            outputs, past 1).
     """
 
     def __init__(
@@ -54,19 +60,24 @@ class MLPEncoder(nn.Module):
         obs_layout=None,
         obs_dtype: torch.dtype = torch.float32,
         normalize: bool = False,
+        activation: str = "gelu",
     ):
         super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation is {activation!r}; use one of {sorted(_ACTIVATIONS)}")
+        act = _ACTIVATIONS[activation]
         self.obs_layout = obs_layout
         in_features = int(np.prod(obs_shape))
         if obs_layout is not None:
             in_features = self._flatten(torch.zeros((1, *obs_shape), dtype=obs_dtype)).shape[1]
         self.normalizer = ObsNormalizer(in_features) if normalize else None
         self.input = layer_init(Linear(in_features, hidden_size))
+        self.act = act()
         self.hidden = nn.Sequential(
             *(
                 module
                 for _ in range(num_layers)
-                for module in (layer_init(Linear(hidden_size, hidden_size)), nn.GELU())
+                for module in (layer_init(Linear(hidden_size, hidden_size)), act())
             )
         )
 
@@ -87,7 +98,7 @@ class MLPEncoder(nn.Module):
         x = self._flatten(obs)
         if self.normalizer is not None:
             x = self.normalizer(x)
-        return self.hidden(nn.functional.gelu(self.input(x)))
+        return self.hidden(self.act(self.input(x)))
 
 
 def _leaves(tree) -> list[Tensor]:

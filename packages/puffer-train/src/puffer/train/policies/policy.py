@@ -235,9 +235,20 @@ def _make_encoder(config: PolicyConfig, env) -> nn.Module:
             f"policy.normalize_obs is set with policy.encoder {config.encoder!r}; observation "
             "normalization is for the 'mlp' encoder (images are scaled by /255 already)"
         )
+    if config.activation != "gelu" and config.encoder != "mlp":
+        raise APIUsageError(
+            f"policy.activation is {config.activation!r} with policy.encoder "
+            f"{config.encoder!r}; the activation is the 'mlp' encoder's: leave it 'gelu'"
+        )
     if config.encoder == "mlp":
         return MLPEncoder(
-            obs_shape, hidden, config.num_layers, obs_layout, obs_dtype, config.normalize_obs
+            obs_shape,
+            hidden,
+            config.num_layers,
+            obs_layout,
+            obs_dtype,
+            config.normalize_obs,
+            config.activation,
         )
     if config.encoder == "multi":
         if obs_layout is None:

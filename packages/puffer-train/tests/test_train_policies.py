@@ -11,6 +11,7 @@ from puffer.core import APIUsageError, GymnasiumPufferEnv
 from puffer.kernels import lstm_sequence
 from puffer.kernels.testing import assert_relative_close
 from puffer.train import PolicyConfig, make_policy
+from puffer.train.config.sections import MLP_ACTIVATIONS
 from puffer.train.policies import (
     IMPALA,
     CategoricalHead,
@@ -18,7 +19,9 @@ from puffer.train.policies import (
     LSTMCore,
     MinGRUCore,
     MixedHead,
+    MLPEncoder,
     NatureCNN,
+    encoders,
     recurrent,
 )
 from puffer.train.policies.recurrent import mingru_sequence_reference
@@ -305,6 +308,10 @@ def test_activation_is_refused_off_the_mlp_encoder_and_unknown_names_raise() -> 
         make_policy(PolicyConfig(encoder="nature_cnn", activation="tanh"), spec)
     with pytest.raises(APIUsageError, match=r"PolicyConfig.activation is 'relu'"):
         PolicyConfig(activation="relu")
+    with pytest.raises(ValueError, match=r"activation is 'relu'; use one of \['gelu', 'tanh'\]"):
+        MLPEncoder((3,), 8, 0, activation="relu")
+    # The config accepts exactly the names the encoder builds.
+    assert set(encoders._ACTIVATIONS) == set(MLP_ACTIVATIONS)
 
 
 def test_structured_observations_and_mixed_actions_through_layouts() -> None:

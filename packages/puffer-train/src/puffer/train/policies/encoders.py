@@ -32,6 +32,7 @@ def _flat_float(x: Tensor) -> Tensor:
     return x.reshape(x.shape[0], -1).float()
 
 
+# Keyed by the names `PolicyConfig.activation` accepts (`MLP_ACTIVATIONS`).
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "tanh": nn.Tanh}
 
 
@@ -47,9 +48,8 @@ class MLPEncoder(nn.Module):
         obs_dtype: dtype of the observation rows (used to size the structured input).
         normalize: standardize the flattened rows with running statistics (`ObsNormalizer`,
             a buffer of this module, so checkpoints keep it); `observe` updates them.
-        activation: 'gelu', or 'tanh' (bounded: a unit-scale input on every one of many
-            features cannot push a hidden unit, and so each optimizer step's change to the
-            outputs, past 1).
+        activation: 'gelu', or 'tanh', which keeps every hidden unit in [-1, 1] however many
+            standardized inputs feed it (so one optimizer step moves the outputs less).
     """
 
     def __init__(

@@ -56,8 +56,8 @@ def test_default_trainer_learns_cartpole() -> None:
         ),
     )
     defaults = TrainConfig()
-    for key in ("optimizer", "prio_alpha", "prio_beta0", "vtrace_rho_clip", "vtrace_c_clip",
-                "reward_clip", "refresh_values"):  # fmt: skip
+    for key in ("optimizer", "prio_alpha", "prio_beta0", "vtrace", "vtrace_rho_clip",
+                "vtrace_c_clip", "reward_clip", "refresh_values"):  # fmt: skip
         assert getattr(config.train, key) == getattr(defaults, key), key
     assert defaults.prio_alpha > 0 and defaults.anneal_lr
     env = make("cartpole", num_envs=64)

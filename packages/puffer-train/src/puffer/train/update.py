@@ -3,7 +3,7 @@
 schedule: this epoch's learning rate and importance exponent beta
 per minibatch:
   advantages: puff_advantage over the whole buffer (with the ratios and values that earlier
-    minibatches left)
+    minibatches left; computed once when `train.vtrace` and `train.refresh_values` are off)
   selection: priorities from them, a sampled minibatch, its importance weights and norms
   update: forward/backward passes over its microbatches, then one optimizer step
 logging: the epoch's mean loss statistics, explained variance, learning rate and beta
@@ -92,7 +92,8 @@ class Update:
         policy: the policy, on `device`.
         optimizer: steps `policy`'s parameters.
         buffer: the epoch's segments (`PuffeRL.evaluate` fills it); the update writes the
-            ratios, and with `train.refresh_values` the values, of the rows it trains.
+            ratios (with `train.vtrace`) and the values (with `train.refresh_values`) of the
+            rows it trains.
         times: where the `forward`, `backward` and `optimizer` seconds accumulate.
         device: the training device.
     """
@@ -125,8 +126,12 @@ class Update:
         beta = self.schedule(epoch)
         replay = self.replay()
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
-        for _ in range(self.sizes.minibatches):
-            advantages = self.advantages()
+        # Without V-trace or refreshed values nothing the advantages read changes this epoch.
+        recompute = self.cfg.vtrace or self.cfg.refresh_values
+        advantages = self.advantages()
+        for minibatch_index in range(self.sizes.minibatches):
+            if recompute and minibatch_index > 0:
+                advantages = self.advantages()
             minibatch = self.select_minibatch(replay, advantages, beta)
             self.update_minibatch(replay, minibatch, totals)
         return self.epoch_losses(totals, advantages, beta)
@@ -162,7 +167,8 @@ class Update:
 
     def advantages(self) -> Tensor:
         """(S, T) float32 puff advantages of the filled segments, from the stored values and
-        the ratios of the minibatches trained so far this epoch."""
+        the ratios of the minibatches trained so far this epoch (all 1 without
+        `train.vtrace`: plain GAE)."""
         cfg, buf, segments = self.cfg, self.buffer, self.sizes.segments
         return puff_advantage(
             buf.values[:segments],
@@ -221,7 +227,8 @@ class Update:
     ) -> None:
         """Forward, loss and backward over the rows `part` (int64, one microbatch of
         `minibatch`) with their importance weights `weight` (B, 1); stores the rows' new
-        ratios (and values, with `train.refresh_values`) and adds their statistics to `totals`.
+        ratios (with `train.vtrace`) and values (with `train.refresh_values`) and adds their
+        statistics to `totals`.
         """
         rows, buf, clock = replay.rows, self.buffer, time.perf_counter
         tick = clock()
@@ -252,7 +259,9 @@ class Update:
         self.times["forward"] += tock - tick
         loss.backward()
         self.times["backward"] += clock() - tock
-        rows.ratio[part] = stats.pop("ratio")
+        ratio = stats.pop("ratio")
+        if self.cfg.vtrace:
+            rows.ratio[part] = ratio
         if self.cfg.refresh_values:
             rows.values[part] = new_value.detach()
         for key, value in stats.items():

@@ -210,6 +210,12 @@ class TrainConfig(_Checked):
     )
     gamma: float = _f(0.995, "discount factor", _within(0, 1))
     gae_lambda: float = _f(0.90, "GAE lambda", _within(0, 1))
+    vtrace: bool = _f(
+        True,
+        "before each minibatch, weight the advantages by V-trace with the ratios the epoch's "
+        "earlier minibatches left, as PufferLib's trainer does; false: GAE from the rollout, "
+        "as CleanRL and SB3 train",
+    )
     vtrace_rho_clip: float = _f(
         1.0, "V-trace rho-bar: clip of the importance ratio in delta", _at_least(0)
     )

@@ -124,6 +124,19 @@ def test_gym_creators_name_their_family_config(name: str, family: str | None) ->
     assert (config_file.name if config_file is not None else None) == family
 
 
+def test_a_family_member_toml_layers_over_its_family() -> None:
+    # Pusher-v5 ships one key of its own over the MuJoCo family TOML; a sibling without a file
+    # of its own keeps the family's value, and an override still wins over the member's.
+    assert getattr(env_creator("gym-Hopper-v5"), "env_config_file", None) is None
+    pusher, hopper = load_config("gym-Pusher-v5"), load_config("gym-Hopper-v5")
+    assert pusher.notes[("train", "vtrace")] == "env config gym-Pusher-v5.toml"
+    assert not pusher.train.vtrace and hopper.train.vtrace
+    assert "mujoco.toml" in pusher.notes[("train", "update_epochs")]
+    assert pusher.train.update_epochs == hopper.train.update_epochs == 10
+    again = load_config("gym-Pusher-v5", overrides=["--train.vtrace", "true"])
+    assert again.train.vtrace and ("train", "vtrace") not in again.notes
+
+
 def test_config_notes_say_why_and_later_layers_win() -> None:
     config = load_config("gym-Pendulum-v1", overrides=["--train.gamma", "0.98"])
     run, notes = config, config.notes

@@ -21,8 +21,9 @@ Names come from three places:
 Envs with a training config ship its TOML beside their creator, which names it: an Ocean
 class or a puffer-envs creator carries `config_file`; here, `gym-<id>` creators of Gymnasium's
 classic control, Box2D and MuJoCo carry their family's `family_config_file` (the family TOMLs
-in `configs/families/`, layered over the defaults derived from the env's spaces), and
-PettingZoo ids with a TOML in `configs/` carry `config_file`.
+in `configs/families/`, layered over the defaults derived from the env's spaces) and, where
+one member needs values of its own, `env_config_file` (`configs/gym-<id>.toml`, layered over
+the family's), and PettingZoo ids with a TOML in `configs/` carry `config_file`.
 """
 
 from __future__ import annotations
@@ -160,6 +161,9 @@ def gym_creator(
     family = _family_config(env_id)
     if family is not None:
         creator.family_config_file = family  # type: ignore[attr-defined]
+        own = _configs() / f"{GYM_PREFIX}{env_id.rpartition(':')[2]}.toml"
+        if own.is_file():
+            creator.env_config_file = own  # type: ignore[attr-defined]
     return creator
 
 

@@ -14,11 +14,13 @@ is found through its registration: its creator's `config_file` (Ocean envs ship 
 puffer-ocean, third-party families in puffer-envs). An env without one gets, in its place, keys
 derived from its spaces (`puffer.train.config.derive`) and then its family's TOML, the creator's
 `family_config_file` (Gymnasium's classic control, Box2D and MuJoCo, shipped in puffer-core
-beside the `gym-<id>` creators); `Config.notes` says why each of those keys has its value, and
-`to_toml` prints that beside it. A layer may only set keys that exist, except that a file may
-add [env] keyword arguments the creator takes through `**kwargs`, and a file may declare a
-searched parameter `[sweep.<section>.<key>]` for any key. TOML has no null, so an optional key
-left out keeps None; `--sweep.max-cost none` unsets one.
+beside the `gym-<id>` creators), then the member's own `env_config_file` where it has one
+(`configs/gym-Pusher-v5.toml`: the values that member needs, over its family's);
+`Config.notes` says why each of those keys has its value, and `to_toml` prints that beside it.
+A layer may only set keys that exist, except that a file may add [env] keyword arguments the
+creator takes through `**kwargs`, and a file may declare a searched parameter
+`[sweep.<section>.<key>]` for any key. TOML has no null, so an optional key left out keeps
+None; `--sweep.max-cost none` unsets one.
 """
 
 from __future__ import annotations
@@ -347,6 +349,11 @@ def load_config(
         if family is not None:
             origin = f"families/{family.name}"
             layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
+            member: Traversable | None = getattr(creator, "env_config_file", None)
+            if member is not None:
+                layers.apply_file(
+                    _read(member, member.name), member.name, note=f"env config {member.name}"
+                )
     layers.ship()
     if config_file is not None:
         path = Path(config_file)

@@ -131,6 +131,8 @@ def test_a_family_member_toml_layers_over_its_family() -> None:
     pusher, hopper = load_config("gym-Pusher-v5"), load_config("gym-Hopper-v5")
     assert pusher.notes[("train", "vtrace")] == "env config gym-Pusher-v5.toml"
     assert not pusher.train.vtrace and hopper.train.vtrace
+    assert pusher.notes[("policy", "box_actions")] == "env config gym-Pusher-v5.toml"
+    assert pusher.policy.box_actions == "clip" and hopper.policy.box_actions == "map"
     assert "mujoco.toml" in pusher.notes[("train", "update_epochs")]
     assert pusher.train.update_epochs == hopper.train.update_epochs == 10
     again = load_config("gym-Pusher-v5", overrides=["--train.vtrace", "true"])

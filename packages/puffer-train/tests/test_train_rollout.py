@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from puffer.core import PufferEnv
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, evaluate_episodes, make_policy
+from puffer.train.config import ConfigError
 from puffer.train.rollout import Rollout
 
 LOW, HIGH = -0.05, 0.1
@@ -73,6 +74,29 @@ def test_trainer_and_evaluate_episodes_both_clip_to_the_space() -> None:
     assert len(evaluate_episodes(policy, env, episodes=8, seed=1)) == 8
     _check_sent(env)
     env.close()
+
+
+@pytest.mark.parametrize("box_actions", ["map", "clip"])
+def test_box_actions_map_from_unit_range_or_clip_in_env_units(box_actions: str) -> None:
+    env = RecordingEnv()
+    policy = make_policy(PolicyConfig(hidden_size=8, box_actions=box_actions), env)
+    rollout = Rollout(policy, env)
+    rollout.reset(seed=0)
+    step = rollout.forward(rollout.recv())
+    action = torch.tensor([[-3.0, -0.5], [0.0, 0.07], [0.5, 3.0], [-0.02, 1.0]])
+    rollout.send(step, action)
+    low, high = torch.tensor(LOW), torch.tensor(HIGH)
+    if box_actions == "map":  # [-1, 1] onto [LOW, HIGH]
+        expected = low + (action.clamp(-1.0, 1.0) + 1.0) * (0.5 * (high - low))
+    else:  # the env's own units, cut at its bounds
+        expected = action.clamp(low, high)
+    np.testing.assert_allclose(env.sent[-1], expected.numpy(), rtol=0, atol=1e-7)
+    env.close()
+
+
+def test_an_unknown_box_actions_mode_is_refused_with_the_choices() -> None:
+    with pytest.raises(ConfigError, match=r"box_actions is 'squash'.*'map', 'clip'"):
+        PolicyConfig(box_actions="squash")
 
 
 def test_recurrent_state_is_cut_where_an_episode_ended() -> None:

@@ -12,9 +12,10 @@ One step, as `Rollout` runs it:
     sample(step):   action, log-prob from the action head (illegal actions excluded when the
       env provides legal-action masks; rows that must act with no legal action are refused)
     send(step, a):  scatter the next state back to the rows; Box actions: where every bound is
-      finite the policy acts in [-1, 1], clipped there and mapped onto [low, high] (so a unit
-      Gaussian explores the whole range whatever its units), else clipped to the bounds; cast
-      to the buffer dtype (int32 / float32), host copy, vecenv.send()
+      finite and the policy's `box_actions` is "map" (the default), the policy acts in
+      [-1, 1], clipped there and mapped onto [low, high] (so a unit Gaussian explores the
+      whole range whatever its units), else clipped to the bounds; cast to the buffer dtype
+      (int32 / float32), host copy, vecenv.send()
 
 The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
 the mapped one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
@@ -130,8 +131,10 @@ class Rollout:
         space = vecenv.single_action_space
         self.action_dtype = torch.from_numpy(np.zeros(0, dtype=action_dtype(space))).dtype
         self.action_bounds = _box_bounds(space, self.device)
-        self.rescale_actions = self.action_bounds is not None and bool(
-            np.isfinite(space.low).all() and np.isfinite(space.high).all()
+        self.rescale_actions = (
+            self.action_bounds is not None
+            and policy.box_actions == "map"
+            and bool(np.isfinite(space.low).all() and np.isfinite(space.high).all())
         )
         self.state = policy.initial_state(self.num_agents, self.device)
         # The mask path is on only when the env provides legal-action masks.

@@ -167,6 +167,8 @@ MATMUL_PRECISIONS = ("highest", "high", "medium")
 ENCODER_DTYPES = ("float32", "bfloat16", "auto")
 # The MLP encoder's nonlinearities, for `PolicyConfig.activation`.
 MLP_ACTIVATIONS = ("gelu", "tanh")
+# How a Gaussian action reaches a Box with finite bounds, for `PolicyConfig.box_actions`.
+BOX_ACTIONS = ("map", "clip")
 
 
 @dataclass
@@ -385,6 +387,14 @@ class PolicyConfig(_Checked):
         "the MLP encoder's nonlinearity: 'gelu', or 'tanh' (bounded, as SB3's and CleanRL's "
         "MLPs for continuous control)",
         _one_of(*MLP_ACTIVATIONS),
+    )
+    box_actions: str = _f(
+        "map",
+        "how an action reaches a Box whose bounds are all finite: 'map' (the policy acts in "
+        "[-1, 1], clipped there and mapped onto [low, high], so a unit Gaussian explores the "
+        "whole range whatever its units) or 'clip' (the policy acts in the env's units, "
+        "clipped to [low, high], as SB3 and CleanRL)",
+        _one_of(*BOX_ACTIONS),
     )
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
     critic: str = _f(

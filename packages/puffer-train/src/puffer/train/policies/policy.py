@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from puffer.core import APIUsageError
 from puffer.kernels import Linear, linear
-from puffer.train.config.sections import PolicyConfig
+from puffer.train.config.sections import BOX_ACTIONS, PolicyConfig
 from puffer.train.policies.encoders import (
     IMPALA,
     MLPEncoder,
@@ -45,6 +45,9 @@ class Policy(nn.Module):
             encoder of its own, (B, *obs_shape) -> (B, hidden_size), that the value reads, so
             that the value loss's gradients do not move the actor's features (SB3's MlpPolicy
             for continuous actions). Feed-forward policies only.
+        box_actions: how a rollout sends this policy's actions to a Box with finite bounds:
+            "map" ([-1, 1] clipped and mapped onto [low, high]) or "clip" (clipped to
+            [low, high]); `PolicyConfig.box_actions`. Other action spaces ignore it.
 
     Every parameter, the heads included, takes the optimizer's one rule (`puffer.train.optim`).
     """
@@ -57,8 +60,11 @@ class Policy(nn.Module):
         core: nn.Module | None = None,
         encoder_dtype: torch.dtype | None = torch.float32,
         critic: nn.Module | None = None,
+        box_actions: str = "map",
     ):
         super().__init__()
+        if box_actions not in BOX_ACTIONS:
+            raise APIUsageError(f"Policy: box_actions is {box_actions!r}; use one of {BOX_ACTIONS}")
         if critic is not None and core is not None:
             raise APIUsageError(
                 "Policy: a separate critic is for feed-forward policies; with a recurrent core "
@@ -74,6 +80,7 @@ class Policy(nn.Module):
         self.core = core
         self.head = head
         self.critic = critic
+        self.box_actions = box_actions
         self.value = layer_init(Linear(hidden_size, 1), std=1.0)
 
     @property
@@ -218,7 +225,8 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
     encoder_dtype = dtypes[config.encoder_dtype]
-    policy = Policy(encoder, head, hidden, cores[config.recurrent](), encoder_dtype, critic)
+    core = cores[config.recurrent]()
+    policy = Policy(encoder, head, hidden, core, encoder_dtype, critic, config.box_actions)
     return pufferlib_init(policy) if config.init == "pufferlib" else policy
 
 

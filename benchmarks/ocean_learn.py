@@ -10,6 +10,10 @@ Rows per env and seed:
   it is longer (cartpole's TOML trains 99,840 steps in 256-step batches: a recipe for that
   budget, not for PufferLib's 20M).
 
+`--device cuda` runs every row on the GPU: PufferLib's trainer then keeps its shipped vec backend
+and worker count too (Multiprocessing, one process per env object), as its `puffer train
+puffer_ENV --train.device cuda` does.
+
 Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
 skipped when that file already holds a finished run, so a long table fills over several
 sittings (a PufferLib run appends each epoch to `seedS.partial` while it runs, so a cut-off
@@ -51,15 +55,17 @@ LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance"
 # backend builds only `vec.batch_size` env objects, and its "auto" batch is half of
 # `vec.num_envs`: the batch size is passed as every env object, so all its agents run (without
 # it, breakout ran 4,096 agents in 262,144-step batches, not its config's 8,192 and 524,288).
+# On CUDA its shipped vec backend runs as configured (objects is then 0).
 PUFFERLIB_SCRIPT = (
     f"LOSSES = {LOSSES!r}\n"
     + """
 import json, sys, time, torch
-env, seed, threads, steps, objects = sys.argv[1:6]
+env, seed, threads, steps, objects, device = sys.argv[1:7]
 torch.set_num_threads(int(threads))
-sys.argv = ["puffer", "--train.device", "cpu", "--vec.backend", "Serial", "--train.seed", seed,
-            "--train.total-timesteps", steps, "--vec.num-envs", objects,
-            "--vec.batch-size", objects]
+sys.argv = ["puffer", "--train.device", device, "--train.seed", seed,
+            "--train.total-timesteps", steps]
+if objects != "0":
+    sys.argv += ["--vec.backend", "Serial", "--vec.num-envs", objects, "--vec.batch-size", objects]
 from pufferlib import pufferl
 pufferl.PuffeRL.print_dashboard = lambda self, *a, **k: None
 start, log = time.time(), pufferl.PuffeRL.mean_and_log
@@ -81,17 +87,25 @@ pufferl.train(env)
 
 
 def run_pufferlib(
-    python: Path, env: str, seed: int, threads: int, steps: int, objects: int, partial: Path
+    python: Path,
+    env: str,
+    seed: int,
+    threads: int,
+    steps: int,
+    objects: int,
+    partial: Path,
+    device: str = "cpu",
 ) -> list[dict]:
-    """PufferLib's `train` of `puffer_ENV` at its config with `objects` env objects (its
-    `vec.num_envs`), all stepped each batch. Each logged epoch is appended to `partial` as it
+    """PufferLib's `train` of `puffer_ENV` at its config on `device`: with `objects` env objects
+    (its `vec.num_envs`) all stepped each batch in one process, or with `objects` 0 its shipped
+    vec backend as configured. Each logged epoch is appended to `partial` as it
     comes (a cut-off run keeps its curve so far) and every tenth of the budget is reported."""
     rows: list[dict] = []
     partial.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch, open(Path(scratch) / "stderr", "w+") as err:
         with subprocess.Popen(
             [str(python), "-c", PUFFERLIB_SCRIPT, f"puffer_{env}", str(seed), str(threads),
-             str(steps), str(objects)],
+             str(steps), str(objects), device],
             cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
             stdout=subprocess.PIPE, stderr=err, text=True,
         ) as child, open(partial, "w") as log:  # fmt: skip
@@ -110,14 +124,17 @@ def run_pufferlib(
     return rows
 
 
-def run_ours(env: str, seed: int, threads: int, flags: list[str]) -> list[dict]:
-    """`puffer train ENV FLAGS` in a fresh process; its metrics rows as curve rows."""
+def run_ours(
+    env: str, seed: int, threads: int, flags: list[str], device: str = "cpu"
+) -> list[dict]:
+    """`puffer train ENV FLAGS` on `device` in a fresh process; its metrics rows as curve
+    rows."""
     with tempfile.TemporaryDirectory() as data_dir:
         start = time.time()
         done = subprocess.run(
             [sys.executable, "-m", "puffer.cli", "train", env, "--no-dashboard", *flags,
              "--train.seed", str(seed), "--train.torch-threads", str(threads),
-             "--train.data-dir", data_dir, "--train.device", "cpu"],
+             "--train.data-dir", data_dir, "--train.device", device],
             capture_output=True, text=True,
         )  # fmt: skip
         wall = time.time() - start
@@ -153,16 +170,29 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
         config["train"]["total_timesteps"] = args.budget
     steps = int(config["train"]["total_timesteps"])
     if row == "pufferlib":
-        objects = int(config.get("vec", {}).get("num_envs", 1))
+        objects = 0 if args.device == "cuda" else int(config.get("vec", {}).get("num_envs", 1))
         partial = path.with_suffix(".partial")
-        curve = run_pufferlib(python, env, seed, args.threads, steps, objects, partial)
+        curve = run_pufferlib(python, env, seed, args.threads, steps, objects, partial, args.device)
         partial.unlink()
     elif row == "same":
-        curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config))
+        curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config), args.device)
     else:
         steps = min(steps, shipped_budget(env))
-        curve = run_ours(env, seed, args.threads, ["--train.total-timesteps", str(steps)])
-    meta = record("ocean_learn", env=env, row=row, seed=seed, budget=steps, threads=args.threads)
+        flags = ["--train.total-timesteps", str(steps)]
+        curve = run_ours(env, seed, args.threads, flags, args.device)
+    meta = record(
+        "ocean_learn",
+        env=env,
+        row=row,
+        seed=seed,
+        budget=steps,
+        threads=args.threads,
+        device=args.device,
+    )
+    if args.device == "cuda":
+        import torch
+
+        meta["machine"] += f", {torch.cuda.get_device_name(0)}"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(json.dumps(x) for x in [meta, *curve]) + "\n")
@@ -251,6 +281,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
+    parser.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu",
+        help="where every row trains (cuda: PufferLib's vec backend as shipped)",
+    )  # fmt: skip
     parser.add_argument("--pufferlib", required=True, metavar="DIR", help="PufferLib 3.0 venv")
     parser.add_argument("--out", required=True, help="folder of the stored curves")
     parser.add_argument(

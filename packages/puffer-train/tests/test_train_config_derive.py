@@ -155,8 +155,9 @@ def test_config_notes_say_why_and_later_layers_win() -> None:
 
 
 def test_mujoco_family_resolves_for_a_real_mujoco_env() -> None:
-    # Builds HalfCheetah-v5 to derive its spaces, so MuJoCo must be installed by the workspace.
-    config = load_config("gym-HalfCheetah-v5")
+    # Builds Hopper-v5 (a member without a TOML of its own) to derive its spaces, so MuJoCo
+    # must be installed by the workspace.
+    config = load_config("gym-Hopper-v5")
     run, notes = config, config.notes
     assert "mujoco.toml" in notes[("train", "update_epochs")] and run.train.update_epochs == 10
     assert run.policy.normalize_obs and run.train.normalize_reward

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -283,33 +285,53 @@ def test_separate_critic_is_refused_with_a_recurrent_core() -> None:
         PolicyConfig(critic="both")
 
 
-def test_tanh_activation_bounds_every_hidden_unit_of_both_networks() -> None:
-    """policy.activation = 'tanh': the MLP encoders (actor and critic) compute
-    tanh(W x + b) at each layer, so hidden units stay in [-1, 1] however large the inputs; the
-    parameters (and so checkpoints) are those of the GELU network."""
+@pytest.mark.parametrize("activation, unit", [("tanh", torch.tanh), ("relu", torch.relu)])
+def test_activation_is_applied_at_each_layer_of_both_networks(activation: str, unit) -> None:
+    """policy.activation = 'tanh' or 'relu': the MLP encoders (actor and critic) compute
+    unit(W x + b) at each layer; tanh keeps hidden units in [-1, 1] however large the inputs.
+    The parameters (and so checkpoints) are those of the GELU network."""
     torch.manual_seed(5)
     spec = _Spec(spaces.Box(-5, 5, (6,)), spaces.Box(-1, 1, (2,), np.float32))
-    config = PolicyConfig(hidden_size=8, num_layers=1, critic="separate", activation="tanh")
+    config = PolicyConfig(hidden_size=8, num_layers=1, critic="separate", activation=activation)
     policy = make_policy(config, spec)
     obs = 50 * torch.randn(32, 6)
     for encoder in (policy.encoder, policy.critic):
         first, second = encoder.input, encoder.hidden[0]
-        expected = torch.tanh(second(torch.tanh(first(obs))))
+        expected = unit(second(unit(first(obs))))
         torch.testing.assert_close(encoder(obs), expected)
-        assert encoder(obs).abs().max() <= 1
+        assert (encoder(obs).abs().max() <= 1) == (activation == "tanh")
     gelu = make_policy(PolicyConfig(hidden_size=8, num_layers=1, critic="separate"), spec)
     assert gelu.state_dict().keys() == policy.state_dict().keys()
     assert gelu.encoder(obs).abs().max() > 1  # the default is unbounded
+
+
+@pytest.mark.parametrize("log_std_init", [0.0, -2.0, 0.5])
+def test_gaussian_log_std_starts_at_log_std_init_and_samples_with_that_spread(
+    log_std_init: float,
+) -> None:
+    """policy.log_std_init: every Gaussian dimension's log std starts there (a plain Box head and
+    a mixed head's continuous part alike) and 20,000 draws spread with std exp(log_std_init)."""
+    torch.manual_seed(7)
+    spec = _Spec(spaces.Box(-1, 1, (4,)), spaces.Box(-1, 1, (3,), np.float32))
+    policy = make_policy(PolicyConfig(hidden_size=8, log_std_init=log_std_init), spec)
+    torch.testing.assert_close(policy.head.log_std.detach(), torch.full((3,), log_std_init))
+    params = torch.zeros(20_000, 3)
+    with torch.no_grad():
+        action, _ = policy.head.sample(params)
+    expected = torch.full((3,), math.exp(log_std_init))
+    torch.testing.assert_close(action.std(0), expected, rtol=0.03, atol=0)
+    mixed = MixedHead(8, [("discrete", 3), ("continuous", 2)], log_std_init)
+    torch.testing.assert_close(mixed.parts[1].log_std.detach(), torch.full((2,), log_std_init))
 
 
 def test_activation_is_refused_off_the_mlp_encoder_and_unknown_names_raise() -> None:
     spec = _Spec(spaces.Box(0, 255, (84, 84, 4), np.uint8), spaces.Discrete(2))
     with pytest.raises(APIUsageError, match=r"activation is 'tanh' with policy.encoder 'nature"):
         make_policy(PolicyConfig(encoder="nature_cnn", activation="tanh"), spec)
-    with pytest.raises(APIUsageError, match=r"PolicyConfig.activation is 'relu'"):
-        PolicyConfig(activation="relu")
-    with pytest.raises(ValueError, match=r"activation is 'relu'; use one of \['gelu', 'tanh'\]"):
-        MLPEncoder((3,), 8, 0, activation="relu")
+    with pytest.raises(APIUsageError, match=r"PolicyConfig.activation is 'elu'"):
+        PolicyConfig(activation="elu")
+    with pytest.raises(ValueError, match=r"activation is 'elu'; use one of \['gelu', 'relu', "):
+        MLPEncoder((3,), 8, 0, activation="elu")
     # The config accepts exactly the names the encoder builds.
     assert set(encoders._ACTIVATIONS) == set(MLP_ACTIVATIONS)
 

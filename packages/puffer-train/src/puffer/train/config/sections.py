@@ -166,7 +166,7 @@ MATMUL_PRECISIONS = ("highest", "high", "medium")
 # What a policy's encoder computes in, for `PolicyConfig.encoder_dtype`.
 ENCODER_DTYPES = ("float32", "bfloat16", "auto")
 # The MLP encoder's nonlinearities, for `PolicyConfig.activation`.
-MLP_ACTIVATIONS = ("gelu", "tanh")
+MLP_ACTIVATIONS = ("gelu", "tanh", "relu")
 # How a Gaussian action reaches a Box with finite bounds, for `PolicyConfig.box_actions`.
 BOX_ACTIONS = ("map", "clip")
 
@@ -384,8 +384,8 @@ class PolicyConfig(_Checked):
     )
     activation: str = _f(
         "gelu",
-        "the MLP encoder's nonlinearity: 'gelu', or 'tanh' (bounded, as SB3's and CleanRL's "
-        "MLPs for continuous control)",
+        "the MLP encoder's nonlinearity: 'gelu', 'tanh' (bounded, as SB3's and CleanRL's "
+        "MLPs for continuous control) or 'relu' (RL Zoo's tuned MuJoCo PPO)",
         _one_of(*MLP_ACTIVATIONS),
     )
     box_actions: str = _f(
@@ -395,6 +395,11 @@ class PolicyConfig(_Checked):
         "whole range whatever its units) or 'clip' (the policy acts in the env's units, "
         "clipped to [low, high], as SB3 and CleanRL)",
         _one_of(*BOX_ACTIONS),
+    )
+    log_std_init: float = _f(
+        0.0,
+        "initial log standard deviation of every Gaussian (Box) action dimension, learned "
+        "from there: 0 explores with std 1, -2 with std 0.135 (RL Zoo's tuned MuJoCo PPO)",
     )
     recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
     critic: str = _f(

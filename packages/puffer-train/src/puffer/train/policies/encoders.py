@@ -33,7 +33,7 @@ def _flat_float(x: Tensor) -> Tensor:
 
 
 # Keyed by the names `PolicyConfig.activation` accepts (`MLP_ACTIVATIONS`).
-_ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "tanh": nn.Tanh}
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"gelu": nn.GELU, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
 class MLPEncoder(nn.Module):
@@ -48,8 +48,9 @@ class MLPEncoder(nn.Module):
         obs_dtype: dtype of the observation rows (used to size the structured input).
         normalize: standardize the flattened rows with running statistics (`ObsNormalizer`,
             a buffer of this module, so checkpoints keep it); `observe` updates them.
-        activation: 'gelu', or 'tanh', which keeps every hidden unit in [-1, 1] however many
-            standardized inputs feed it (so one optimizer step moves the outputs less).
+        activation: 'gelu'; 'tanh', which keeps every hidden unit in [-1, 1] however many
+            standardized inputs feed it (so one optimizer step moves the outputs less); or
+            'relu'.
     """
 
     def __init__(

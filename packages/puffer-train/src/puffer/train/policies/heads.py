@@ -139,15 +139,16 @@ def _no_mask(head: ActionHead, action_mask: Tensor | None) -> None:
 
 
 class GaussianHead(ActionHead):
-    """Diagonal Gaussian with a learned state-independent log std, for float32 Box actions."""
+    """Diagonal Gaussian with a learned state-independent log std, for float32 Box actions;
+    the log std of each of the `dim` dimensions starts at `log_std_init`."""
 
-    def __init__(self, hidden_size: int, dim: int):
+    def __init__(self, hidden_size: int, dim: int, log_std_init: float = 0.0):
         super().__init__()
         self.action_shape = (dim,)
         self.action_dtype = torch.float32
         self.num_params = dim
         self.mean = layer_init(Linear(hidden_size, dim), std=0.01)
-        self.log_std = nn.Parameter(torch.zeros(dim))
+        self.log_std = nn.Parameter(torch.full((dim,), float(log_std_init)))
 
     @property
     def params_layer(self) -> nn.Linear:
@@ -182,9 +183,10 @@ class MixedHead(ActionHead):
         hidden_size: input width.
         parts: `("discrete", n)` (one column holding the choice) or `("continuous", dim)`
             (dim columns), in the row's column order.
+        log_std_init: the continuous parts' initial log std (`GaussianHead`).
     """
 
-    def __init__(self, hidden_size: int, parts: list[tuple[str, int]]):
+    def __init__(self, hidden_size: int, parts: list[tuple[str, int]], log_std_init: float = 0.0):
         super().__init__()
         heads, columns = [], []
         for kind, size in parts:
@@ -192,7 +194,7 @@ class MixedHead(ActionHead):
                 heads.append(CategoricalHead(hidden_size, [size], scalar=True))
                 columns.append(1)
             elif kind == "continuous":
-                heads.append(GaussianHead(hidden_size, size))
+                heads.append(GaussianHead(hidden_size, size, log_std_init))
                 columns.append(size)
             else:
                 raise APIUsageError(f"MixedHead part kind {kind!r}; use 'discrete'/'continuous'")
@@ -229,11 +231,17 @@ class MixedHead(ActionHead):
         return logprob, entropy
 
 
-def make_head(hidden_size: int, action_space: spaces.Space, action_layout: object = None):
+def make_head(
+    hidden_size: int,
+    action_space: spaces.Space,
+    action_layout: object = None,
+    log_std_init: float = 0.0,
+):
     """The head for a buffer action space (Discrete, MultiDiscrete, float32 Box, or mixed).
 
     A mixed Dict of discrete and continuous actions arrives as a float32 Box with an
-    `action_layout`; its leaves, in layout order, become the parts of a `MixedHead`.
+    `action_layout`; its leaves, in layout order, become the parts of a `MixedHead`. Every
+    Gaussian part's log std starts at `log_std_init`.
 
     Raises:
         APIUsageError: the space has no head.
@@ -243,9 +251,9 @@ def make_head(hidden_size: int, action_space: spaces.Space, action_layout: objec
     if isinstance(action_space, spaces.MultiDiscrete):
         return CategoricalHead(hidden_size, list(np.asarray(action_space.nvec).ravel()))
     if isinstance(action_space, spaces.Box) and action_layout is not None:
-        return MixedHead(hidden_size, _mixed_parts(action_layout))
+        return MixedHead(hidden_size, _mixed_parts(action_layout), log_std_init)
     if isinstance(action_space, spaces.Box):
-        return GaussianHead(hidden_size, int(np.prod(action_space.shape)))
+        return GaussianHead(hidden_size, int(np.prod(action_space.shape)), log_std_init)
     raise APIUsageError(
         f"no action head for {action_space!r}; use Discrete, MultiDiscrete or a float32 Box"
     )

@@ -222,7 +222,12 @@ def make_policy(config: PolicyConfig, env) -> Policy:
     }
     if config.recurrent not in cores:
         raise APIUsageError(f"policy.recurrent is {config.recurrent!r}; use one of {sorted(cores)}")
-    head = make_head(hidden, env.single_action_space, getattr(env, "action_layout", None))
+    head = make_head(
+        hidden,
+        env.single_action_space,
+        getattr(env, "action_layout", None),
+        config.log_std_init,
+    )
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
     encoder_dtype = dtypes[config.encoder_dtype]
     core = cores[config.recurrent]()

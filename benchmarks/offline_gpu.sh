@@ -4,8 +4,9 @@
 #
 #   bash benchmarks/offline_gpu.sh prepare [PL3_DIR]   # here, in the repo root: .whl/ (ours as
 #        wheels, puffer-ocean and puffer-kernels as sdists built there, their third-party wheels at
-#        uv.lock's versions) and, given a PufferLib venv folder from shared/anchors/pl3/setup.sh,
-#        .pl3gpu/ through that folder's gpu/prepare.sh; both ignored through .git/info/exclude
+#        uv.lock's versions) and, given the folder that ../shared/anchors/pl3/setup.sh built,
+#        .pl3gpu/ through ../shared/anchors/pl3/gpu/prepare.sh; both ignored through
+#        .git/info/exclude
 #   OUT=DIR bash benchmarks/offline_gpu.sh run [JOB...]  # there, with .whl and .pl3gpu carried
 #
 # `run` builds ours (the CUDA kernels included) and PufferLib side by side, runs the CUDA tests,

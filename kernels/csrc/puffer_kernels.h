@@ -82,7 +82,13 @@ int puffer_ppo_categorical_backward_cpu(
  *             grad_h0, grad_c0 (B, H).
  * Linear scan h_t = a_t h_{t-1} + b_t, width W (a_t = 0 cuts the state):
  *   forward:  a, b (B, T, W); h0 (B, W) -> h (B, T, W).
- *   backward: from a, h0, h and grad_h = dL/dh -> grad_a, grad_b (B, T, W), grad_h0 (B, W). */
+ *   backward: from a, h0, h and grad_h = dL/dh -> grad_a, grad_b (B, T, W), grad_h0 (B, W).
+ * MinGRU layer with a highway gate (PufferNet's; the math in recurrence.h), H units:
+ *   forward:  pre (B, T, 3H) = [h~ | g | p] = x W^T; x (B, T, H) the layer's input; h0 (B, H);
+ *             starts (B, T) (t > 0: h_{t-1} is cut to 0) -> y (B, T, H) the output,
+ *             h (B, T, H) the states.
+ *   backward: from forward's inputs, h and grad_y = dL/dy -> grad_pre (B, T, 3H), grad_x
+ *             (B, T, H) (the highway's share; x W^T's follows by a matrix product), grad_h0. */
 #define PUFFER_SEQUENCE_DECLS(T, SUFFIX, LAST)                                                     \
     int puffer_lstm_forward_##SUFFIX(const T *xproj, const T *bias, const T *w_hh, const T *h0,    \
                                      const T *c0, const uint8_t *starts, T *y, T *c, T *gates,     \
@@ -95,7 +101,14 @@ int puffer_ppo_categorical_backward_cpu(
                                     int64_t steps, int64_t width, LAST);                           \
     int puffer_linear_scan_backward_##SUFFIX(const T *a, const T *h0, const T *h, const T *grad_h, \
                                              T *grad_a, T *grad_b, T *grad_h0, int64_t batch,      \
-                                             int64_t steps, int64_t width, LAST);
+                                             int64_t steps, int64_t width, LAST);                  \
+    int puffer_mingru_scan_##SUFFIX(const T *pre, const T *x, const T *h0, const uint8_t *starts,  \
+                                    T *y, T *h, int64_t batch, int64_t steps, int64_t hidden,      \
+                                    LAST);                                                         \
+    int puffer_mingru_scan_backward_##SUFFIX(const T *pre, const T *x, const T *h0,                \
+                                             const uint8_t *starts, const T *h, const T *grad_y,   \
+                                             T *grad_pre, T *grad_x, T *grad_h0, int64_t batch,    \
+                                             int64_t steps, int64_t hidden, LAST);
 
 /* CPU: the last argument is the OpenMP thread count. */
 PUFFER_SEQUENCE_DECLS(float, cpu_f32, int num_threads)

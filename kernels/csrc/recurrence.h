@@ -173,6 +173,41 @@ PUFFER_HD T linear_scan_column_backward(const T *a, T h_init, const T *h, const 
     return carry;
 }
 
+// ---- MinGRU layer with a highway gate (PufferNet's): gates, scan and highway in one pass -----
+//
+// Per unit, from the layer's pre-activations [h~, g, p] (one bias-free product of the input x):
+//   z = sigmoid(g), c = phi(h~) (h~ + 1/2 for h~ >= 0, sigmoid(h~) below: positive),
+//   h_t = h_{t-1} + z (c - h_{t-1}),  s = sigmoid(p),  y_t = s h_t + (1 - s) x_t.
+// S is the scalar type, V the scalar or a vector of it (the CPU's row work).
+
+template <typename S, typename V> PUFFER_HD V mingru_candidate(V pre) {
+    return pre >= S(0) ? pre + S(0.5) : sigmoid(pre);
+}
+
+// Forward of one unit (or vector of units): returns h_t; writes y_t.
+template <typename S, typename V>
+PUFFER_HD V mingru_unit_forward(V pre_h, V pre_g, V pre_p, V x, V h_prev, V *y) {
+    const V h = h_prev + sigmoid(pre_g) * (mingru_candidate<S>(pre_h) - h_prev);
+    *y = x + sigmoid(pre_p) * (h - x);
+    return h;
+}
+
+// Backward of one unit: dh = dL/dh_t through h_{t+1}, dy = dL/dy_t. Writes the pre-activation
+// gradients and the highway's share of dL/dx_t; returns dL/dh_{t-1}.
+template <typename S, typename V>
+PUFFER_HD V mingru_unit_backward(V pre_h, V pre_g, V pre_p, V x, V h_prev, V h, V dy, V dh,
+                                 V *grad_h, V *grad_g, V *grad_p, V *grad_x) {
+    const V z = sigmoid(pre_g), s = sigmoid(pre_p), sig_h = sigmoid(pre_h);
+    const V c = pre_h >= S(0) ? pre_h + S(0.5) : sig_h;
+    *grad_p = dy * (h - x) * s * (1 - s);
+    *grad_x = dy * (1 - s);
+    const V d_total = dh + dy * s;
+    const V d_c = d_total * z;
+    *grad_g = d_total * (c - h_prev) * z * (1 - z);
+    *grad_h = pre_h >= S(0) ? d_c : d_c * sig_h * (1 - sig_h);
+    return d_total * (1 - z);
+}
+
 } // namespace puffer
 
 #endif // PUFFER_RECURRENCE_H

@@ -13,6 +13,7 @@ from puffer.kernels import (
     kernel_libraries,
     linear_scan,
     lstm_sequence,
+    mingru_scan,
     puff_advantage_reference,
     segment_priorities_reference,
 )
@@ -30,7 +31,7 @@ needs_gpu = pytest.mark.skipif(
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: the build makes the CPU kernels only")
-@pytest.mark.parametrize("source", ["kernels_cuda.cu", "sequence_cuda.cu"])
+@pytest.mark.parametrize("source", ["kernels_cuda.cu", "sequence_cuda.cu", "mingru_cuda.cu"])
 def test_cuda_sources_compile_for_sm80_and_sm90(tmp_path: Path, source: str) -> None:
     # Compiled directly, so the check holds whether or not this install was built with PUFFER_CUDA.
     result = subprocess.run(
@@ -116,3 +117,23 @@ def test_cuda_sequences_match_cpu(dtype: torch.dtype) -> None:
         results.append([y, *grads, h, *torch.autograd.grad(h.sum(), [a, inputs[1]])])
     for got, want in zip(results[1], results[0], strict=True):
         assert_relative_close(got.cpu(), want)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_mingru_scan_matches_cpu(dtype: torch.dtype) -> None:
+    _cuda_library()
+    g = torch.Generator().manual_seed(10)
+    pre = torch.randn(16, 40, 3 * 64, generator=g, dtype=dtype)
+    x = torch.randn(16, 40, 64, generator=g, dtype=dtype)
+    h0 = torch.rand(16, 64, generator=g, dtype=dtype)
+    starts = torch.rand(16, 40, generator=g) < 0.1
+    starts[1, 3] = starts[1, 20] = starts[2, 39] = True
+    grad_y = torch.randn(16, 40, 64, generator=g, dtype=dtype)
+    results = []
+    for device in ("cpu", "cuda"):
+        leaves = [t.to(device).requires_grad_() for t in (pre, x, h0)]
+        y = mingru_scan(*leaves, starts.to(device))
+        results.append([y, *torch.autograd.grad(y, leaves, grad_y.to(device))])
+    for got, want in zip(results[1], results[0], strict=True):
+        assert_relative_close(got.cpu().detach(), want.detach())

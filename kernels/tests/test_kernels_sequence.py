@@ -1,4 +1,5 @@
-"""LSTM and linear scan with resets: kernel values and gradients equal the Python-loop references."""
+"""LSTM and linear scan with resets: kernel values and gradients equal the Python-loop references
+(the MinGRU layer's own checks are in test_kernels_mingru.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from puffer.kernels import (
     lstm_cell_inference,
     lstm_sequence,
     lstm_sequence_reference,
+    mingru_scan,
 )
 from puffer.kernels.testing import assert_relative_close
 
@@ -227,15 +229,21 @@ torch.save(_width_outputs(), sys.argv[1])
 
 
 def _width_outputs() -> list[torch.Tensor]:
-    """Every CPU LSTM output at this process's width: forward, backward, the rollout cell.
-    hidden 40: 64-byte vectors (16 floats) plus a tail; 21 rows: 8-row blocks and a short one."""
+    """Every CPU LSTM output at this process's width: forward, backward, the rollout cell; and
+    the MinGRU layer's (`mingru_scan`, forward and backward). hidden 40: 64-byte vectors (16
+    floats) plus a tail; 21 rows: 8-row blocks and a short one."""
     torch.manual_seed(14)  # nn.LSTM's initial weights come from the global generator
     leaves, starts = _lstm_inputs(21, 33, 12, 40, torch.float32, seed=14)
     y, grads = _values_and_grads(lstm_sequence, leaves, starts, 15)
     x, h0, c0, *weights = (t.detach() for t in leaves)
     with torch.no_grad():
         cell = lstm_cell_inference(x[:, 0], h0, c0, *weights)
-    return [y.detach(), *grads, *cell]
+    g = torch.Generator().manual_seed(16)
+    pre = torch.randn(21, 33, 120, generator=g).requires_grad_()
+    x_in = torch.randn(21, 33, 40, generator=g).requires_grad_()
+    mingru = mingru_scan(pre, x_in, h0.requires_grad_(), starts)
+    mingru_grads = torch.autograd.grad(mingru, (pre, x_in, h0), torch.ones_like(mingru))
+    return [y.detach(), *grads, *cell, mingru.detach(), *mingru_grads]
 
 
 @pytest.mark.skipif(

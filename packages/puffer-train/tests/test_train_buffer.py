@@ -182,6 +182,15 @@ def test_sizes_validate_with_numbers() -> None:
     )
 
 
+def test_replay_ratio_sets_minibatches_as_pufferlib4() -> None:
+    # PufferLib 4.0's breakout: 4,096 agents x 64 steps, minibatch 65,536, ratio 1.4242 -> 5.
+    train = TrainConfig(minibatch_size=65_536, replay_ratio=1.4242098997083206)
+    assert Sizes.derive(train, num_agents=4096).minibatches == 5
+    assert Sizes.derive(TrainConfig(minibatch_size=65_536, replay_ratio=0.1), 4096).minibatches == 1
+    with pytest.raises(APIUsageError, match="both set the minibatches per epoch"):
+        TrainConfig(replay_ratio=2.0, update_epochs=2)
+
+
 @pytest.mark.parametrize("row", [(3,), (1024,)])  # staged; 4 KiB rows are written directly
 def test_staged_observation_writes_equal_direct_writes(row: tuple[int, ...]) -> None:
     """Lockstep steps (slice rows) are staged four at a time; a step that breaks the run (other

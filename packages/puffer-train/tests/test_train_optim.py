@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from puffer.core import APIUsageError
 from puffer.train import PolicyConfig, TrainConfig, make_policy
 from puffer.train.optim import NS_SCHEDULE, PufferMuon, make_optimizer, newton_schulz
 
@@ -77,6 +78,23 @@ def test_puffer_muon_steps_vectors_as_momentum_sgd_at_the_raw_learning_rate():
     optimizer.step()
     # m = 0.1 g, u = 1.1 g, p = -0.5 * 1.1 g
     assert torch.allclose(bias.detach(), -0.55 * torch.tensor([1.0, -2.0, 0.0, 4.0]))
+
+
+def test_puffer_muon_sum_rule_is_pufferlib4s_classic_nesterov():
+    """momentum_rule 'sum': m <- beta m + g, step lr * (g + beta m), over three steps."""
+    bias = torch.nn.Parameter(torch.zeros(3))
+    optimizer = PufferMuon([bias], lr=0.5, momentum=0.7, momentum_rule="sum")
+    grads = [torch.tensor([1.0, -2.0, 3.0]), torch.tensor([0.5, 0.0, -1.0]), torch.ones(3)]
+    m, expected = torch.zeros(3), torch.zeros(3)
+    for g in grads:
+        bias.grad = g.clone()
+        optimizer.step()
+        m = 0.7 * m + g
+        expected = expected - 0.5 * (g + 0.7 * m)
+    torch.testing.assert_close(bias.detach(), expected)
+    torch.testing.assert_close(optimizer.state[bias]["momentum_buffer"], m)
+    with pytest.raises(APIUsageError, match="momentum_rule is 'lerp'"):
+        PufferMuon([bias], lr=0.1, momentum_rule="lerp")
 
 
 def test_puffer_muon_matrix_steps_are_orthogonal_at_unit_scale():

@@ -453,3 +453,125 @@ def test_lstm_without_resets_runs_the_faster_path(monkeypatch, bits: int, kernel
     y = core.sequence(x, core.initial_state(3, torch.device("cpu")), quiet)
     assert len(calls) == kernel_calls
     torch.testing.assert_close(y, core.lstm(x)[0], rtol=1e-5, atol=1e-6)
+
+
+# ---- PufferNet (PufferLib 4.0's policy) ---------------------------------------------------
+
+
+def _puffernet(hidden: int = 16, layers: int = 2, obs_dim: int = 7, actions: int = 5):
+    config = PolicyConfig(
+        network="puffernet", recurrent="mingru", hidden_size=hidden, mingru_layers=layers
+    )
+    obs = spaces.Box(-1, 1, (obs_dim,), np.float32)
+    return make_policy(config, _Spec(obs, spaces.Discrete(actions)))
+
+
+def test_puffernet_is_bias_free_with_pufferlib4_shapes_and_init() -> None:
+    torch.manual_seed(0)
+    policy = _puffernet(hidden=64, layers=2, obs_dim=118, actions=3)
+    shapes = {name: tuple(p.shape) for name, p in policy.named_parameters()}
+    # PufferLib 4.0's breakout net: encoder (64, 118), two (192, 64) layers, decoder (3 + 1, 64).
+    assert shapes == {
+        "encoder.input.weight": (64, 118),
+        "core.layers.0.weight": (192, 64),
+        "core.layers.1.weight": (192, 64),
+        "decoder.weight": (4, 64),
+    }
+    assert sum(p.numel() for p in policy.parameters()) == 32_384
+    # Uniform in +-gain / sqrt(fan_in): gain sqrt(2) for the encoder, 1 elsewhere.
+    for name, gain in [("encoder.input.weight", math.sqrt(2)), ("core.layers.0.weight", 1.0)]:
+        weight = dict(policy.named_parameters())[name]
+        bound = gain / math.sqrt(weight.shape[1])
+        assert weight.abs().max() <= bound
+        assert weight.std().item() == pytest.approx(bound / math.sqrt(3), rel=0.05)
+    decoder = policy.decoder.weight
+    assert decoder.abs().max() <= 1 / 8 and decoder.abs().max() > 1 / 16  # not the 0.01 init
+    assert policy.head.params_layer is None and not hasattr(policy, "value")
+
+
+def test_puffernet_is_the_equations_of_its_docstring() -> None:
+    # One rollout step written out from the module docstring, against the policy's.
+    torch.manual_seed(1)
+    policy = _puffernet(hidden=8, layers=2)
+    obs = torch.randn(4, 7)
+    (h_prev,) = tuple(s.uniform_(0.1, 1.0) for s in policy.initial_state(4))
+    x = obs @ policy.encoder.input.weight.T
+    new_h = []
+    for i, layer in enumerate(policy.core.layers):
+        h_tilde, g, p = (x @ layer.weight.T).chunk(3, dim=-1)
+        phi = torch.where(h_tilde >= 0, h_tilde + 0.5, torch.sigmoid(h_tilde))
+        h = (1 - torch.sigmoid(g)) * h_prev[:, i] + torch.sigmoid(g) * phi
+        x = torch.sigmoid(p) * h + (1 - torch.sigmoid(p)) * x
+        new_h.append(h)
+    decoded = x @ policy.decoder.weight.T
+    logits, value, (state,) = policy.forward_eval(obs, (h_prev,))
+    torch.testing.assert_close(logits, decoded[:, :-1])
+    torch.testing.assert_close(value, decoded[:, -1])
+    torch.testing.assert_close(state, torch.stack(new_h, dim=1))
+
+
+def test_puffernet_training_equals_rollout_values_and_gradients_with_resets() -> None:
+    # The scan kernel's training pass against the rollout's step in a time loop, with episode
+    # starts inside segments (two in one, one at the last step). float32: the encoder casts
+    # observations to float32 (the float64 core-only check is above).
+    torch.manual_seed(2)
+    policy = _puffernet(hidden=16, layers=2)
+    obs = torch.randn(5, 11, 7)
+    state = tuple(s.uniform_(0.1, 1.0).requires_grad_() for s in policy.initial_state(5))
+    starts = _starts(5, 11, 0.2, seed=4)
+    starts[1, 3] = starts[1, 8] = starts[2, 10] = True
+    params, value = policy.forward_train(obs, state, starts)
+    keep = (~starts).float()
+    looped_params, looped_values, s = [], [], state
+    for t in range(obs.shape[1]):
+        if t > 0:
+            s = tuple(x * keep[:, t].view(-1, 1, 1) for x in s)
+        p, v, s = policy.forward_eval(obs[:, t], s)
+        looped_params.append(p)
+        looped_values.append(v)
+    looped = (torch.stack(looped_params, 1), torch.stack(looped_values, 1))
+    torch.testing.assert_close(params, looped[0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(value, looped[1], rtol=1e-5, atol=1e-6)
+    inputs = (*state, *policy.parameters())
+    grad_p, grad_v = torch.randn_like(params), torch.randn_like(value)
+    grads = torch.autograd.grad((params, value), inputs, (grad_p, grad_v))
+    expected = torch.autograd.grad(looped, inputs, (grad_p, grad_v))
+    for got, want in zip(grads, expected, strict=True):
+        assert_relative_close(got, want, 1e-4)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("recurrent", "lstm"),
+        ("encoder", "nature_cnn"),
+        ("num_layers", 1),
+        ("critic", "separate"),
+        ("init", "pufferlib"),
+        ("activation", "tanh"),
+    ],
+)
+def test_puffernet_refuses_keys_it_would_ignore(key: str, value: object) -> None:
+    settings = {"network": "puffernet", "recurrent": "mingru", key: value}
+    with pytest.raises(APIUsageError, match=rf"network is 'puffernet' with policy\.{key}"):
+        PolicyConfig(**settings)
+
+
+def test_puffernet_continuous_actions_keep_a_learned_log_std() -> None:
+    config = PolicyConfig(network="puffernet", recurrent="mingru", hidden_size=8, log_std_init=-1)
+    policy = make_policy(config, _Spec(spaces.Box(-1, 1, (3,)), spaces.Box(-1, 1, (2,))))
+    assert policy.decoder.weight.shape == (3, 8) and policy.head.params_layer is None
+    torch.testing.assert_close(policy.head.log_std.detach(), torch.full((2,), -1.0))
+    params, value, _ = policy.forward_eval(torch.zeros(4, 3), policy.initial_state(4))
+    assert params.shape == (4, 2) and value.shape == (4,)
+
+
+def test_puffernet_refuses_a_mixed_action_head() -> None:
+    class Mixed(_Spec):
+        class action_layout:
+            leaves = (spaces.Discrete(3), spaces.Box(-1, 1, (2,)))
+
+    config = PolicyConfig(network="puffernet", recurrent="mingru", hidden_size=8)
+    env = Mixed(spaces.Box(-1, 1, (3,)), spaces.Box(-1, 1, (3,)))
+    with pytest.raises(APIUsageError, match="MixedHead computes its params in more than one"):
+        make_policy(config, env)

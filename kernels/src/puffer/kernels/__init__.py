@@ -4,7 +4,8 @@ Importing this package registers ``torch.ops.puffer.puff_advantage``,
 ``torch.ops.puffer.segment_priorities`` (each runs the compiled kernel for its inputs' device
 and the pure-torch reference where that library was not built; ``puffer.train.advantage`` holds
 the validated public functions) and the recurrent sequence ops behind ``lstm_sequence`` and
-``linear_scan`` (forward and backward in one kernel call each, with episode resets).
+``linear_scan`` (forward and backward in one kernel call each, with episode resets), and
+PufferNet's MinGRU layer, ``mingru_scan`` (its gates, scan and highway gate fused).
 ``linear``, ``matmul`` and the ``Linear`` layer run float32 CPU products through oneDNN where
 torch's BLAS is the slower of the two (``puffer.kernels.onednn``).
 
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from puffer.kernels.mingru import mingru_scan, mingru_scan_reference, mingru_step
 from puffer.kernels.onednn import Linear, cpu_matmul_library, linear, matmul
 from puffer.kernels.ops import (
     KernelLaunchError,
@@ -52,6 +54,9 @@ __all__ = [
     "lstm_sequence",
     "lstm_sequence_reference",
     "matmul",
+    "mingru_scan",
+    "mingru_scan_reference",
+    "mingru_step",
     "puff_advantage_reference",
     "segment_priorities_reference",
 ]

@@ -31,6 +31,8 @@ _SEQUENCE_ARGS = {
     "lstm_backward": [_ptr] * 9 + _sizes,
     "linear_scan": [_ptr] * 4 + _sizes,
     "linear_scan_backward": [_ptr] * 7 + _sizes,
+    "mingru_scan": [_ptr] * 6 + _sizes,
+    "mingru_scan_backward": [_ptr] * 9 + _sizes,
 }
 
 

@@ -47,6 +47,7 @@ __all__ = [
 # Keys that fix tensor shapes or the optimizer's layout: a resumed run must keep them.
 _FIXED = {
     "policy": (
+        "network",
         "encoder",
         "hidden_size",
         "num_layers",

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 
 from puffer.core import APIUsageError
 from puffer.train.config import TrainConfig
+from puffer.train.config.sections import MUON_MOMENTUM_RULES
 
 __all__ = ["NS_SCHEDULE", "PufferMuon", "make_optimizer", "newton_schulz"]
 
@@ -96,6 +97,14 @@ class PufferMuon(torch.optim.Optimizer):
 
         m <- beta * m + (1 - beta) * g        (an average of gradients)
         u  = g + m                            (Nesterov: the gradient ahead of the average)
+
+    or, with `momentum_rule="sum"` (PufferLib 4.0's Muon)::
+
+        m <- beta * m + g                     (a sum of gradients)
+        u  = g + beta * m
+
+    and then, either way::
+
         u <- newton_schulz(u) * sqrt(max(1, rows / cols))   for matrices (a conv kernel is
                                               viewed as (out_channels, rest)); vectors keep u
         p <- p * (1 - lr * weight_decay) - lr * u
@@ -109,6 +118,7 @@ class PufferMuon(torch.optim.Optimizer):
         momentum: beta, the average's weight on the past.
         weight_decay: decoupled weight decay (0 in PufferLib's trainer).
         eps: floor of the Frobenius norm a matrix is divided by before the iteration.
+        momentum_rule: "average" (3.0's) or "sum" (4.0's), as above.
     """
 
     def __init__(
@@ -118,8 +128,19 @@ class PufferMuon(torch.optim.Optimizer):
         momentum: float = 0.95,
         weight_decay: float = 0.0,
         eps: float = 1e-7,
+        momentum_rule: str = "average",
     ):
-        defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "eps": eps}
+        if momentum_rule not in MUON_MOMENTUM_RULES:
+            raise APIUsageError(
+                f"PufferMuon: momentum_rule is {momentum_rule!r}; use one of {MUON_MOMENTUM_RULES}"
+            )
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "weight_decay": weight_decay,
+            "eps": eps,
+            "momentum_rule": momentum_rule,
+        }
         super().__init__(params, defaults)
 
     @torch.no_grad()
@@ -137,8 +158,12 @@ class PufferMuon(torch.optim.Optimizer):
                 state = self.state[param]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(param)
-                average = state["momentum_buffer"].lerp_(param.grad, 1 - group["momentum"])
-                updates.append(param.grad + average)
+                buffer, beta = state["momentum_buffer"], group["momentum"]
+                if group["momentum_rule"] == "sum":
+                    buffer.mul_(beta).add_(param.grad)
+                    updates.append(param.grad + beta * buffer)
+                else:
+                    updates.append(param.grad + buffer.lerp_(param.grad, 1 - beta))
             matrices = [i for i, u in enumerate(updates) if u.ndim >= 2]
             flat = [updates[i].reshape(updates[i].size(0), -1) for i in matrices]
             for i, u in zip(matrices, newton_schulz(flat, eps=group["eps"]), strict=True):
@@ -175,4 +200,5 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Optimiz
         lr=config.learning_rate,
         momentum=config.muon_momentum,
         weight_decay=config.weight_decay,
+        momentum_rule=config.muon_momentum_rule,
     )

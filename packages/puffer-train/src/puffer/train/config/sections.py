@@ -169,6 +169,10 @@ ENCODER_DTYPES = ("float32", "bfloat16", "auto")
 MLP_ACTIVATIONS = ("gelu", "tanh", "relu")
 # How a Gaussian action reaches a Box with finite bounds, for `PolicyConfig.box_actions`.
 BOX_ACTIONS = ("map", "clip")
+# How Muon accumulates its momentum, for `TrainConfig.muon_momentum_rule`.
+MUON_MOMENTUM_RULES = ("average", "sum")
+# Policy architectures, for `PolicyConfig.network`.
+NETWORKS = ("default", "puffernet")
 
 
 @dataclass
@@ -209,6 +213,12 @@ class TrainConfig(_Checked):
     )
     update_epochs: int = _f(
         1, "passes over the batch per epoch (minibatches sampled with replay)", _at_least(1)
+    )
+    replay_ratio: float = _f(
+        0.0,
+        "minibatches per epoch as a multiple of the batch, int(replay_ratio * batch_size / "
+        "minibatch_size) (PufferLib 4.0's way to set them); 0: update_epochs passes",
+        _at_least(0),
     )
     gamma: float = _f(0.995, "discount factor", _within(0, 1))
     gae_lambda: float = _f(0.90, "GAE lambda", _within(0, 1))
@@ -280,6 +290,14 @@ class TrainConfig(_Checked):
         "call it adam_beta1)",
         _within(0, 1, high_open=True),
     )
+    muon_momentum_rule: str = _f(
+        "average",
+        "how Muon's momentum m accumulates gradients g: 'average' (m <- beta m + (1 - beta) g, "
+        "step direction g + m: PufferLib 3.0's heavyball) or 'sum' (m <- beta m + g, step "
+        "direction g + beta m: PufferLib 4.0's, which weighs the past beta / (1 - beta) times "
+        "more against the fresh gradient)",
+        _one_of(*MUON_MOMENTUM_RULES),
+    )
     weight_decay: float = _f(0.0, "decoupled weight decay (Muon and Adam)", _at_least(0))
     data_dir: str = _f(
         "experiments", "root of run directories: <data_dir>/<env>/<run_id>/", _NON_EMPTY
@@ -314,6 +332,12 @@ class TrainConfig(_Checked):
     wandb_tags: str = _f("", "wandb tags, comma-separated (e.g. 'baseline,lstm')")
 
     def _check_together(self) -> None:
+        if self.replay_ratio > 0 and self.update_epochs != 1:
+            raise ConfigError(
+                f"train.replay_ratio is {self.replay_ratio} and train.update_epochs is "
+                f"{self.update_epochs}; both set the minibatches per epoch: keep one (the "
+                "other at replay_ratio = 0 or update_epochs = 1)"
+            )
         if self.resume and not self.run_id:
             raise ConfigError(
                 "train.resume is set but train.run_id is empty; set run_id to the run to "
@@ -362,6 +386,15 @@ class TrainConfig(_Checked):
 @dataclass
 class PolicyConfig(_Checked):
     """The `[policy]` section: which network maps observations to actions and values."""
+
+    network: str = _f(
+        "default",
+        "'default' (the encoder, core and heads the other keys name) or 'puffernet' "
+        "(PufferLib 4.0's: a bias-free linear encoder, `mingru_layers` MinGRU layers with "
+        "highway gates, one bias-free decoder for the logits and the value, its init; reads "
+        "hidden_size, mingru_layers and normalize_obs, needs recurrent = 'mingru')",
+        _one_of(*NETWORKS),
+    )
 
     encoder: str = _f(
         "mlp",
@@ -426,6 +459,27 @@ class PolicyConfig(_Checked):
         "bfloat16 on those devices and float32 elsewhere",
         _one_of(*ENCODER_DTYPES),
     )
+
+    def _check_together(self) -> None:
+        if self.network != "puffernet":
+            return
+        # PufferNet fixes what these keys choose; a value off their default would be ignored.
+        conflicts = {
+            "recurrent": (self.recurrent, "mingru"),
+            "encoder": (self.encoder, "mlp"),
+            "num_layers": (self.num_layers, 0),
+            "critic": (self.critic, "shared"),
+            "init": (self.init, "puffer"),
+            "activation": (self.activation, "gelu"),
+        }
+        for key, (value, wanted) in conflicts.items():
+            if value != wanted:
+                raise ConfigError(
+                    f"policy.network is 'puffernet' with policy.{key} {value!r}; PufferNet is "
+                    f"a linear encoder, MinGRU layers and one decoder with its own init: set "
+                    f"policy.{key} = {wanted!r}, or policy.network = 'default' for the other "
+                    "architectures"
+                )
 
 
 RENAMED_KEYS: dict[tuple[str, str], str] = {

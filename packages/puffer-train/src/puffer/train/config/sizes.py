@@ -25,7 +25,8 @@ class Sizes:
         chunks: segments each agent fills per epoch (S / N).
         batch_size: agent steps per epoch (S * T).
         minibatch_segments: segments per minibatch.
-        minibatches: minibatches per epoch (update_epochs * S / minibatch_segments).
+        minibatches: minibatches per epoch: update_epochs * S / minibatch_segments, or with
+            a replay_ratio int(replay_ratio * S / minibatch_segments), at least 1.
         epochs: epochs to reach total_timesteps over all DDP ranks (rounded up).
     """
 
@@ -66,6 +67,9 @@ class Sizes:
                 f"not a multiple of segments per minibatch {minibatch_segments} (minibatch_size "
                 f"{minibatch_size} / horizon {horizon}); pick sizes that divide"
             )
+        minibatches = train.update_epochs * segments // minibatch_segments
+        if train.replay_ratio > 0:
+            minibatches = max(1, int(train.replay_ratio * segments / minibatch_segments))
         return cls(
             num_agents=num_agents,
             horizon=horizon,
@@ -73,6 +77,6 @@ class Sizes:
             chunks=segments // num_agents,
             batch_size=batch_size,
             minibatch_segments=minibatch_segments,
-            minibatches=train.update_epochs * segments // minibatch_segments,
+            minibatches=minibatches,
             epochs=max(1, math.ceil(train.total_timesteps / (batch_size * world_size))),
         )

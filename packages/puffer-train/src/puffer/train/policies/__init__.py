@@ -17,6 +17,7 @@ from puffer.train.policies.heads import (
     make_head,
 )
 from puffer.train.policies.policy import Policy, make_policy
+from puffer.train.policies.puffernet import PufferNet, make_puffernet, puffernet_init
 from puffer.train.policies.recurrent import LSTMCore, MinGRUCore
 
 __all__ = [
@@ -31,7 +32,10 @@ __all__ = [
     "MixedHead",
     "NatureCNN",
     "Policy",
+    "PufferNet",
     "layer_init",
     "make_head",
     "make_policy",
+    "make_puffernet",
+    "puffernet_init",
 ]

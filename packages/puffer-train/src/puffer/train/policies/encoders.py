@@ -22,9 +22,10 @@ __all__ = ["IMPALA", "MLPEncoder", "MultiInputEncoder", "NatureCNN", "is_image",
 
 
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
-    """Orthogonal weights with gain `std` and constant bias; returns the layer."""
+    """Orthogonal weights with gain `std` and constant bias (if it has one); returns the layer."""
     nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
+    if layer.bias is not None:
+        nn.init.constant_(layer.bias, bias)
     return layer
 
 
@@ -49,8 +50,10 @@ class MLPEncoder(nn.Module):
         normalize: standardize the flattened rows with running statistics (`ObsNormalizer`,
             a buffer of this module, so checkpoints keep it); `observe` updates them.
         activation: 'gelu'; 'tanh', which keeps every hidden unit in [-1, 1] however many
-            standardized inputs feed it (so one optimizer step moves the outputs less); or
-            'relu'.
+            standardized inputs feed it (so one optimizer step moves the outputs less);
+            'relu'; or None, no nonlinearity (PufferNet's encoder is one linear map, the
+            MinGRU layers after it being the nonlinear part).
+        bias: whether the Linear layers have biases (PufferNet's encoder has none).
     """
 
     def __init__(
@@ -61,24 +64,25 @@ class MLPEncoder(nn.Module):
         obs_layout=None,
         obs_dtype: torch.dtype = torch.float32,
         normalize: bool = False,
-        activation: str = "gelu",
+        activation: str | None = "gelu",
+        bias: bool = True,
     ):
         super().__init__()
-        if activation not in _ACTIVATIONS:
+        if activation is not None and activation not in _ACTIVATIONS:
             raise ValueError(f"activation is {activation!r}; use one of {sorted(_ACTIVATIONS)}")
-        act = _ACTIVATIONS[activation]
+        act = nn.Identity if activation is None else _ACTIVATIONS[activation]
         self.obs_layout = obs_layout
         in_features = int(np.prod(obs_shape))
         if obs_layout is not None:
             in_features = self._flatten(torch.zeros((1, *obs_shape), dtype=obs_dtype)).shape[1]
         self.normalizer = ObsNormalizer(in_features) if normalize else None
-        self.input = layer_init(Linear(in_features, hidden_size))
+        self.input = layer_init(Linear(in_features, hidden_size, bias=bias))
         self.act = act()
         self.hidden = nn.Sequential(
             *(
                 module
                 for _ in range(num_layers)
-                for module in (layer_init(Linear(hidden_size, hidden_size)), act())
+                for module in (layer_init(Linear(hidden_size, hidden_size, bias=bias)), act())
             )
         )
 

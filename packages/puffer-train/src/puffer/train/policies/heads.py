@@ -47,6 +47,15 @@ class ActionHead(nn.Module):
         computes more than one product (the policy then runs it beside the value's)."""
         return None
 
+    def drop_params_layer(self) -> None:
+        """Remove the layer `params_layer` names, for a policy whose own decoder computes the
+        params (PufferNet's one matrix for logits and value): the head then samples and scores
+        actions from params it is given, and `forward` is unavailable."""
+        raise APIUsageError(
+            f"{type(self).__name__} computes its params in more than one product; a shared "
+            "decoder needs a head whose params are one Linear (Discrete, MultiDiscrete or Box)"
+        )
+
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         raise NotImplementedError
 
@@ -82,8 +91,11 @@ class CategoricalHead(ActionHead):
         self._width = width
 
     @property
-    def params_layer(self) -> nn.Linear:
+    def params_layer(self) -> nn.Linear | None:
         return self.linear
+
+    def drop_params_layer(self) -> None:
+        self.linear = None
 
     def forward(self, hidden: Tensor) -> Tensor:
         return self.linear(hidden)
@@ -151,8 +163,11 @@ class GaussianHead(ActionHead):
         self.log_std = nn.Parameter(torch.full((dim,), float(log_std_init)))
 
     @property
-    def params_layer(self) -> nn.Linear:
+    def params_layer(self) -> nn.Linear | None:
         return self.mean
+
+    def drop_params_layer(self) -> None:
+        self.mean = None
 
     def forward(self, hidden: Tensor) -> Tensor:
         return self.mean(hidden)

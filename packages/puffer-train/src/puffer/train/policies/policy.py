@@ -202,6 +202,11 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         >>> tuple(logits.shape), tuple(value.shape)
         ((3, 2), (3,))
     """
+    if config.network == "puffernet":
+        # Imported here: PufferNet is built from `Policy`, which this module defines.
+        from puffer.train.policies.puffernet import make_puffernet
+
+        return make_puffernet(config, env)
     hidden = config.hidden_size
     if config.critic == "separate" and config.recurrent != "none":
         raise APIUsageError(

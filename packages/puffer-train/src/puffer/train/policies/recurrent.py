@@ -4,7 +4,7 @@ State is a tuple of tensors with the batch first. Episode boundaries cut the sta
 multiplies it by (1 - done) before each step, and `sequence` does the same at every step where
 `starts` is True (an episode began at t, i.e. row t - 1 ended one). `starts[:, 0]` is ignored,
 because the stored segment-start state is already cut. `sequence` has no Python time loop: the
-LSTM runs `puffer.kernels.lstm_sequence` and MinGRU `puffer.kernels.linear_scan`, one compiled
+LSTM runs `puffer.kernels.lstm_sequence` and MinGRU `puffer.kernels.mingru_scan`, one compiled
 kernel call each for forward and backward (their Python-loop references are in the tests).
 """
 
@@ -16,9 +16,10 @@ from torch import Tensor, nn
 from puffer.kernels import (
     Linear,
     cpu_vector_bits,
-    linear_scan,
     lstm_cell_inference,
     lstm_sequence,
+    mingru_scan,
+    mingru_step,
 )
 
 __all__ = ["LSTMCore", "MinGRUCore", "mingru_sequence_reference"]
@@ -72,23 +73,22 @@ def _fused_lstm_is_faster(x: Tensor) -> bool:
     return x.device.type != "cpu" or cpu_vector_bits() != 512
 
 
-def _phi(z: Tensor) -> Tensor:
-    return torch.where(z >= 0, z + 0.5, torch.sigmoid(z))
-
-
 class MinGRUCore(nn.Module):
     """Stacked MinGRU layers with a highway gate.
 
     Per layer: [h~, g, p] = W x; h_t = (1 - sigma(g)) h_{t-1} + sigma(g) phi(h~_t);
-    y_t = sigma(p) h_t + (1 - sigma(p)) x_t. Training runs the recurrence as one linear scan
-    (`puffer.kernels.linear_scan`, a = 1 - sigma(g), b = sigma(g) phi(h~), a = 0 where an episode
-    began), rollout runs `step`; both read the same `W`. State: one (N, layers, H) tensor.
+    y_t = sigma(p) h_t + (1 - sigma(p)) x_t. Training runs each layer's gates, scan and highway
+    as one kernel call (`puffer.kernels.mingru_scan`, the state cut where an episode began),
+    rollout runs `step`; both read the same `W`. State: one (N, layers, H) tensor.
+    `bias=False` drops the layers' biases (PufferNet's, whose layers have none).
     """
 
-    def __init__(self, hidden_size: int, num_layers: int = 1):
+    def __init__(self, hidden_size: int, num_layers: int = 1, bias: bool = True):
         super().__init__()
         self.hidden_size = hidden_size
-        self.layers = nn.ModuleList(Linear(hidden_size, 3 * hidden_size) for _ in range(num_layers))
+        self.layers = nn.ModuleList(
+            Linear(hidden_size, 3 * hidden_size, bias=bias) for _ in range(num_layers)
+        )
 
     def initial_state(self, n: int, device: torch.device) -> State:
         return (torch.zeros(n, len(self.layers), self.hidden_size, device=device),)
@@ -98,28 +98,15 @@ class MinGRUCore(nn.Module):
         (h_all,) = state
         new_h = []
         for i, layer in enumerate(self.layers):
-            h_tilde, g, p = layer(x).chunk(3, dim=-1)
-            z = torch.sigmoid(g)
-            h = (1 - z) * h_all[:, i] + z * _phi(h_tilde)
-            gate = torch.sigmoid(p)
-            x = gate * h + (1 - gate) * x
+            x, h = mingru_step(layer(x), x, h_all[:, i])
             new_h.append(h)
         return x, (torch.stack(new_h, dim=1),)
 
     def sequence(self, x: Tensor, state: State, starts: Tensor) -> Tensor:
         """x (B, T, H), segment-start state, starts (B, T) bool -> y (B, T, H)."""
         (h0_all,) = state
-        cut = starts.clone()
-        cut[:, 0] = False
-        cut = cut.unsqueeze(-1)
         for i, layer in enumerate(self.layers):
-            h_tilde, g, p = layer(x).chunk(3, dim=-1)
-            z = torch.sigmoid(g)
-            # An episode start zeroes the decay, so h restarts from z * phi(h~) exactly.
-            a = torch.where(cut, 0.0, 1 - z)
-            h = linear_scan(a, z * _phi(h_tilde), h0_all[:, i])
-            gate = torch.sigmoid(p)
-            x = gate * h + (1 - gate) * x
+            x = mingru_scan(layer(x), x, h0_all[:, i], starts)
         return x
 
 

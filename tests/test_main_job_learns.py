@@ -3,11 +3,12 @@ have caught the trainer's plateau on PufferLib's breakout.
 
 Until 2026-11-28 the shipped breakout config (an MLP at our own hyperparameters) plateaued at
 ~6.7 whatever the budget, and our trainer given PufferLib 3.0's breakout config collapsed after
-~14M steps. The shipped config is now PufferLib's (LSTM 128, its tuned hyperparameters), on a
-trainer that updates as PufferLib's does. Scaled to 1,024 agents and 4,096-step minibatches (16
-updates a 65,536-step epoch, as PufferLib's 8,192 agents make 16 of 32,768), 3M steps reach
-13.5, 16.8 and 14.9 on seeds 0, 1, 2 (2-core AMD EPYC, 2026-11-28); this test on the commit
-before the fix (e8a500c) ends at 6.1 — the MLP's plateau. The bar sits between, at 10.
+~14M steps. Since 2026-12-01 the shipped config is PufferLib 4.0's (PufferNet 2 x 64, 4,096
+agents, minibatch 65,536, 5 minibatches an epoch). Scaled to 1,024 agents and 16,384-step
+minibatches (a quarter of the epoch's segments each, 5 per epoch, as shipped), 3M steps reach 20.9
+on seed 0 (2-core Intel Xeon, 2026-12-01; the LSTM 128 at PufferLib 3.0's config, scaled the
+same way, reached 13.5-16.8 on seeds 0-2); an MLP or a collapsing update stays near 6. The bar
+sits between, at 10.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]
 def test_shipped_breakout_config_learns_scaled_down(tmp_path: Path) -> None:
     done = subprocess.run(
         [*PUFFER, "train", "breakout", "--no-dashboard",
-         "--env.num-envs", "1024", "--train.minibatch-size", "4096",
+         "--env.num-envs", "1024", "--train.minibatch-size", "16384",
          "--train.total-timesteps", "3000000", "--train.seed", "0",
          "--train.device", "cpu", "--train.torch-threads", "1",
          "--train.data-dir", str(tmp_path)],
@@ -43,5 +44,5 @@ def test_shipped_breakout_config_learns_scaled_down(tmp_path: Path) -> None:
     assert scores, "no breakout episode finished in 3M steps"
     assert scores[-1] >= 10, (
         f"`puffer train breakout` scaled to 1,024 agents scored {scores[-1]:.1f} after 3M steps "
-        "(13.5-16.8 on seeds 0-2 when it learns; an MLP or a collapsing update stays near 6)"
+        "(20.9 on seed 0 when it learns; an MLP or a collapsing update stays near 6)"
     )

@@ -5,7 +5,14 @@ Every message names the object, the expected and the actual value, and the fix.
 
 from __future__ import annotations
 
-__all__ = ["APIUsageError", "EmulationError", "EnvNotFoundError", "PufferError", "WorkerError"]
+__all__ = [
+    "APIUsageError",
+    "EmulationError",
+    "EnvNotFoundError",
+    "MissingPackageError",
+    "PufferError",
+    "WorkerError",
+]
 
 
 class PufferError(Exception):
@@ -34,3 +41,8 @@ class EnvNotFoundError(PufferError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class MissingPackageError(EnvNotFoundError):
+    """A name of an env's shape whose package does not import; the message names the failed
+    import and the install line (close names would only mislead)."""

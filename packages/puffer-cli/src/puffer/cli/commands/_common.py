@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from puffer.core import EnvNotFoundError, PufferError, registered_envs
+from puffer.core import EnvNotFoundError, MissingPackageError, PufferError, registered_envs
 from puffer.sweep.errors import SweepError
 from puffer.train.config import Config, load_config
 
@@ -122,6 +122,8 @@ def resolve_config(
     """
     try:
         resolved = load_config(env, config_file, args)
+    except MissingPackageError:
+        raise  # it names the import to fix; other env names would only mislead
     except EnvNotFoundError as error:
         raise _known_env_error(env, error) from error
     if host:

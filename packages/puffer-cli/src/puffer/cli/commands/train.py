@@ -66,7 +66,13 @@ def train(
         live = dashboard and console.is_terminal
         lines = None if live or progress == 0 else progress
         try:
-            result = run_training(env, resolved, dashboard=live, progress=lines)
+            result = run_training(
+                env,
+                resolved,
+                dashboard=live,
+                progress=lines,
+                notify=lambda line: console.print(f"note: {line}", markup=False),
+            )
         except TrainingInterrupted as stopped:
             if stopped.paths is not None and main_rank:
                 _write_toml(stopped.paths, resolved)
@@ -91,7 +97,8 @@ def train(
     with reported_errors():
         _write_toml(paths, resolved)
     console.print(
-        f"done: {result.global_step:,} steps in {result.epochs} epochs; {score_words(result)}",
+        f"done: {result.global_step:,} steps in {result.epochs} "
+        f"epoch{'s' * (result.epochs != 1)}; {score_words(result)}",
         markup=False,
     )
     console.print(f"model: {paths.checkpoint}")

@@ -37,7 +37,15 @@ class WorkerError(PufferError):
 
 
 class EnvNotFoundError(PufferError, KeyError):
-    """`make(name)` was given a name no installed package registers."""
+    """`make(name)` was given a name no installed package registers.
+
+    Attributes:
+        suggestions: the close names the message already offers (empty when none was close).
+    """
+
+    def __init__(self, message: str, suggestions: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.suggestions = suggestions
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""

@@ -149,7 +149,8 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
         f"no env named {name!r}{hint} `puffer list` shows the registered names; any id "
         "gymnasium.make accepts works as gym-<id> (gym-<module>:<id> imports the module that "
         "registers it), any PettingZoo env as pettingzoo-<family>.<module> or "
-        "pettingzoo-<module>:<creator>"
+        "pettingzoo-<module>:<creator>",
+        suggestions=tuple(close),
     )
 
 

@@ -130,3 +130,12 @@ def test_from_other_libraries_page_runs() -> None:
         namespace: dict = {}
         exec(compile(block, "from-other-libraries.md", "exec"), namespace)
     assert math.isfinite(namespace["result"].score) and namespace["result"].score_episodes > 0
+
+
+def test_readme_says_how_to_build_and_read_the_docs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "\n## Docs\n" in readme
+    section = readme.split("\n## Docs\n", 1)[1].split("\n## ", 1)[0]
+    assert "uv run mkdocs serve" in section and "uv run mkdocs build --strict" in section
+    # What the README's build writes is no file to commit.
+    assert "/site/" in (ROOT / ".gitignore").read_text().splitlines()

@@ -99,6 +99,15 @@ def test_unknown_env_lists_close_names() -> None:
     assert result.exit_code == 2 and "closest puffer envs:" in result.output
 
 
+def test_an_env_whose_module_is_missing_names_the_import_not_other_envs() -> None:
+    result = invoke("train", "gym-puffer_no_such_module:Empty-v0")
+    assert result.exit_code == 2
+    output = " ".join(result.output.split())
+    assert "needs the module puffer_no_such_module, whose import failed" in output
+    assert "pip install puffer-no-such-module" in output
+    assert "closest puffer envs" not in output and "did you mean" not in output
+
+
 def test_wrong_type_names_the_expected_type() -> None:
     result = invoke("train", ENV, "--train.total-timesteps", "lots")
     assert result.exit_code == 2

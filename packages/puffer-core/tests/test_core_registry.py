@@ -53,7 +53,7 @@ def test_gym_module_form_imports_the_registering_module() -> None:
     # Its `mission` (a string space) is left out of the row; direction and image remain.
     assert list(env.obs_layout.tree) == ["direction", "image"]
     env.close()
-    with pytest.raises(EnvNotFoundError, match=r"no env named 'gym-no_such_module:Empty-v0'"):
+    with pytest.raises(EnvNotFoundError, match=r"gym-no_such_module:Empty-v0 needs the module"):
         make("gym-no_such_module:Empty-v0")
     assert resolve_gym_id("minigrid:MiniGrid-Empty-5x5-v0")
     assert not resolve_gym_id("minigrid:NoSuchGrid-v0")
@@ -79,7 +79,17 @@ def test_unknown_name_suggests_close_names(name: str, suggestion: str) -> None:
         make(name)
 
 
-MODULES = ["actions", "buffer", "env", "layout", "emulation", "pettingzoo", "registry"]
+MODULES = [
+    "actions",
+    "buffer",
+    "env",
+    "layout",
+    "emulation",
+    "pettingzoo",
+    "registry",
+    "machine",
+    "_install",
+]
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from puffer.cli.main import app
 from puffer.core import env_creator, make
+from puffer.core._install import PUFFER_ENVS_FAMILIES
 from puffer.envs import FAMILIES, MissingDependencyError
 
 
@@ -47,6 +48,21 @@ def test_list_shows_family_states(atari_missing) -> None:
     for name in ("minatar", "minigrid", "crafter", "butterfly", "nethack", "magent", "vizdoom"):
         assert name in result.output
     assert result.output.count("installed") >= len(FAMILIES) - 1
+
+
+def test_list_gives_a_missing_family_one_line(atari_missing) -> None:
+    result = CliRunner().invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    assert "cannot build" not in result.output
+    assert "atari-breakout" not in result.output  # its row would only repeat the hint
+    lines = [line for line in result.output.splitlines() if "puffer-envs[atari]" in line]
+    assert len(lines) == 1 and "atari" in lines[0], result.output
+
+
+def test_core_knows_the_families_puffer_envs_has() -> None:
+    # puffer-core repeats the table to name the extra where puffer-envs is not installed.
+    assert PUFFER_ENVS_FAMILIES == {name: f.modules for name, f in FAMILIES.items()}
+    assert all(f.extra == name for name, f in FAMILIES.items())
 
 
 def test_family_lists_its_env_ids() -> None:

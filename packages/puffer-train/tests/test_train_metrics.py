@@ -240,3 +240,51 @@ def test_metrics_count_the_episodes_their_means_cover() -> None:
     assert trainer.mean_and_log()["performance/episodes"] == 0
     trainer.close()
     env.close()
+
+
+def test_time_left_reads_the_runs_average_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One slow epoch (a loaded machine) moves the time left by the run's average, not by
+    that epoch's rate alone."""
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    env = make("squared", num_envs=16)  # a batch of 16 agents x horizon 8 = 128 steps
+    config = TrainConfig(horizon=8, minibatch_size=32, total_timesteps=512, device="cpu")
+    trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
+    left = []
+    for seconds in (1.0, 1.0, 10.0):
+        clock[0] += seconds
+        trainer.global_step += 128
+        trainer.epoch += 1
+        left.append(trainer.mean_and_log()["performance/time_left"])
+    trainer.close()
+    env.close()
+    # 3 epochs left at 1 s each, then 2; after the 10 s epoch, 1 epoch at the 4 s average.
+    assert left == pytest.approx([3.0, 2.0, 4.0])
+
+
+def test_a_progress_line_counts_one_episode_in_the_singular() -> None:
+    out = io.StringIO()
+    score = RunScore()
+    lines = ScoredSinks([ProgressLines(out, interval=3600, label="cartpole", score=score)], score)
+    lines.log({**METRICS, "performance/episodes": 1.0}, step=1024)
+    lines.close()
+    assert "score 21.5 (episode_return, 1 episode)" in out.getvalue()
+
+
+def test_no_in_progress_line_while_epochs_keep_ending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Epochs ending between due lines keep the heartbeat quiet, so an in-progress line never
+    comes a moment before the epoch line that is due (the same progress twice)."""
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    lines = ProgressLines(out, interval=30, label="cartpole", heartbeat=5)
+    for now, epoch in ((1.0, 1.0), (20.0, 2.0)):  # the second is within the interval: no line
+        clock[0] = now
+        lines.log({**METRICS, "performance/epoch": epoch}, step=int(1024 * epoch))
+    clock[0] = 31.0  # 30 s since the last line, 11 s since an epoch ended
+    lines.beat()
+    clock[0] = 31.5
+    lines.log({**METRICS, "performance/epoch": 3.0}, step=3072)
+    lines.close()
+    written = out.getvalue().splitlines()
+    assert len(written) == 2 and "in progress" not in out.getvalue(), written

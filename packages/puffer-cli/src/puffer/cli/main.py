@@ -6,6 +6,7 @@ display, pygame's banner) before running the app; importing this module changes 
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -59,6 +60,16 @@ def _root(
 
 for module in (train, evaluate, sweep, bench, listing, build, dashboard, play):
     module.register(app)
+
+
+def _paragraphs(text: str) -> str:
+    """`text` with each paragraph on one line: typer keeps a docstring's line breaks after its
+    first paragraph, which at any width but the source's reads ragged; rich wraps them again."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+
+
+for command in app.registered_commands:
+    command.help = _paragraphs(command.help or inspect.getdoc(command.callback) or "")
 
 
 def main() -> None:

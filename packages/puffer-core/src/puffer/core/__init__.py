@@ -10,6 +10,7 @@ from puffer.core.errors import (
     APIUsageError,
     EmulationError,
     EnvNotFoundError,
+    MissingPackageError,
     PufferError,
     WorkerError,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "GymnasiumPufferEnv",
     "Layout",
     "Leaf",
+    "MissingPackageError",
     "PettingZooPufferEnv",
     "PufferEnv",
     "PufferError",

@@ -28,12 +28,12 @@ from puffer.core.emulation import (
     ACTION_MASK_KEY,
     CHECK_STEPS,
     EmulatedEnv,
-    EpisodeStats,
     action_converter,
     obs_writer,
     row_action_space,
 )
 from puffer.core.env import Infos
+from puffer.core.episodes import EpisodeStats, info_reductions
 from puffer.core.errors import EmulationError
 
 __all__ = ["AECPufferEnv", "is_turn_based"]
@@ -73,6 +73,8 @@ class AECPufferEnv(EmulatedEnv):
         env_kwargs: keyword arguments for the class / creator.
         buf: a `Buffer` of `len(possible_agents)` rows to write into (allocated when None).
         seed: seed for the first `reset()` called without one.
+        info_reduce: how an info key becomes the episode's value, per key ("mean", "last",
+            "sum"; see `puffer.core.episodes`).
 
     Attributes are those of `PettingZooPufferEnv` (`possible_agents`, layouts per agent), plus
     `action_masks` when the observations carry an `action_mask` (see the module docstring).
@@ -103,11 +105,13 @@ class AECPufferEnv(EmulatedEnv):
         env_kwargs: dict[str, Any] | None = None,
         buf: Buffer | None = None,
         seed: int | None = None,
+        info_reduce: dict[str, str] | None = None,
     ):
         # Shared with the parallel emulation (a lazy import: that module builds this class).
         from puffer.core.pettingzoo import _describe_agents, _instantiate
 
         self.env = _instantiate(env, tuple(env_args), env_kwargs, type(self).__name__)
+        self._info_reduce = info_reductions(self.env, info_reduce, type(self).__name__)
         obs_layouts, act_layouts = _describe_agents(self)
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         try:
@@ -134,7 +138,7 @@ class AECPufferEnv(EmulatedEnv):
             action_checker(row_action_space(layout), owner, num_rows=1) if different else None
             for layout, owner in zip(act_layouts, owners, strict=True)
         ]
-        self._stats = [EpisodeStats() for _ in self.possible_agents]
+        self._stats = [EpisodeStats(self._info_reduce) for _ in self.possible_agents]
         self._done: set[str] = set()
 
     # Writing rows ---------------------------------------------------------------------------
@@ -166,7 +170,7 @@ class AECPufferEnv(EmulatedEnv):
             seed, self._seed = self._seed, None
         self.env.reset(seed=seed)
         self._done = set()
-        self._stats = [EpisodeStats() for _ in self.possible_agents]
+        self._stats = [EpisodeStats(self._info_reduce) for _ in self.possible_agents]
         self.rewards[:] = 0
         self.terminals[:] = False
         self.truncations[:] = False

@@ -19,6 +19,7 @@ from gymnasium.vector import AutoresetMode
 from puffer.core.buffer import Buffer
 from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.env import Infos, PufferEnv
+from puffer.core.episodes import EpisodeStats, info_reductions
 from puffer.core.errors import APIUsageError, EmulationError
 from puffer.core.layout import (
     Layout,
@@ -34,7 +35,6 @@ __all__ = [
     "ACTION_MASK_KEY",
     "CHECK_STEPS",
     "EmulatedEnv",
-    "EpisodeStats",
     "GymnasiumPufferEnv",
     "action_converter",
     "env_name",
@@ -160,42 +160,6 @@ def _call(convert: Any) -> Any:
     return convert()
 
 
-# Episode statistics ----------------------------------------------------------------------
-
-
-_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
-
-
-class EpisodeStats:
-    """Running return, length and summed numeric infos of one agent's current episode."""
-
-    __slots__ = ("info_sums", "length", "total")
-
-    def __init__(self) -> None:
-        self.total = 0.0
-        self.length = 0
-        self.info_sums: dict[str, float] = {}
-
-    def add_info(self, info: dict[str, Any], prefix: str = "") -> None:
-        """Sum the numeric scalars of `info` (nested dicts flattened with '/')."""
-        for key, value in info.items():
-            if isinstance(value, dict):
-                self.add_info(value, f"{prefix}{key}/")
-            elif isinstance(value, _REAL_SCALARS) or (
-                isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf"
-            ):
-                name = prefix + str(key)
-                self.info_sums[name] = self.info_sums.get(name, 0.0) + float(value)
-
-    def finish(self) -> dict[str, float]:
-        """The finished episode's flat stats dict; starts a new episode."""
-        stats = {"episode_return": float(self.total), "episode_length": float(self.length)}
-        for key, value in self.info_sums.items():
-            stats.setdefault(key, value)
-        self.total, self.length, self.info_sums = 0.0, 0, {}
-        return stats
-
-
 # The Gymnasium emulation -----------------------------------------------------------------
 
 
@@ -306,6 +270,9 @@ class GymnasiumPufferEnv(EmulatedEnv):
             leaves its action unused and reports reward 0 and no flags), as Gymnasium's
             vector envs offer it. Only code written for Gymnasium's NEXT_STEP wants it; the
             trainer needs SAME_STEP.
+        info_reduce: how an info key becomes the episode's value, per key: "mean", "last" or
+            "sum" (over the updates `puffer.core.episodes` describes: numbers "mean", booleans
+            "last"); the env's `metadata["puffer.info_reduce"]` gives its own.
 
     Attributes:
         env: the wrapped Gymnasium env.
@@ -317,7 +284,8 @@ class GymnasiumPufferEnv(EmulatedEnv):
     shape and dtype; a lone Discrete is (1, 1) int64; structured spaces are packed, see
     `puffer.core.layout`). Actions: (1,) int32 for Discrete, (1, n) int32 for other discrete
     spaces (zero-based), (1, n) float32 when a Box is involved. Each step's infos hold one
-    `{episode_return, episode_length, <summed numeric infos>}` dict when an episode ended.
+    `{episode_return, episode_length, <numeric infos>}` dict when an episode ended (return and
+    length summed, each info key reduced per `info_reduce`).
     `final_observations` (same shape as observations) receives the episode's last observation
     on a step that ends it (terminated or truncated), before auto-reset replaces it.
 
@@ -348,6 +316,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
         seed: int | None = None,
         action_mask: str = "auto",
         autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP,
+        info_reduce: dict[str, str] | None = None,
     ):
         if autoreset_mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
             raise APIUsageError(
@@ -358,6 +327,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self.env = _make_env(env, tuple(env_args), env_kwargs, type(self).__name__)
         self.name = env_name(self.env)
         self._mask_from = _mask_from(self.env, action_mask, type(self).__name__)
+        self._info_reduce = info_reductions(self.env, info_reduce, type(self).__name__)
         self.writes_action_masks = self._mask_from is not None
         try:
             self._obs_layout = observation_layout(self.env.observation_space)
@@ -372,7 +342,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self.render_mode = getattr(self.env, "render_mode", None)
         super().__init__(buf)
         self._seed = seed
-        self._stats = EpisodeStats()
+        self._stats = EpisodeStats(self._info_reduce)
         self._checks_left = CHECK_STEPS
         self._write_obs = obs_writer(self.observations[0, ...], self._obs_layout)
         final = self.final_observations
@@ -404,7 +374,7 @@ class GymnasiumPufferEnv(EmulatedEnv):
         self.terminals[0] = False
         self.truncations[0] = False
         self.masks[0] = True
-        self._stats = EpisodeStats()
+        self._stats = EpisodeStats(self._info_reduce)
         self._reset_due = False
         return []
 

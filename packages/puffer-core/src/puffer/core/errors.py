@@ -5,7 +5,14 @@ Every message names the object, the expected and the actual value, and the fix.
 
 from __future__ import annotations
 
-__all__ = ["APIUsageError", "EmulationError", "EnvNotFoundError", "PufferError", "WorkerError"]
+__all__ = [
+    "APIUsageError",
+    "EmulationError",
+    "EnvNotFoundError",
+    "MissingPackageError",
+    "PufferError",
+    "WorkerError",
+]
 
 
 class PufferError(Exception):
@@ -30,7 +37,20 @@ class WorkerError(PufferError):
 
 
 class EnvNotFoundError(PufferError, KeyError):
-    """`make(name)` was given a name no installed package registers."""
+    """`make(name)` was given a name no installed package registers.
+
+    Attributes:
+        suggestions: the close names the message already offers (empty when none was close).
+    """
+
+    def __init__(self, message: str, suggestions: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.suggestions = suggestions
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class MissingPackageError(EnvNotFoundError):
+    """A name of an env's shape whose package does not import; the message names the failed
+    import and the install line (close names would only mislead)."""

@@ -20,7 +20,6 @@ from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.emulation import (
     CHECK_STEPS,
     EmulatedEnv,
-    EpisodeStats,
     action_converter,
     env_name,
     obs_writer,
@@ -28,6 +27,7 @@ from puffer.core.emulation import (
     row_space,
 )
 from puffer.core.env import Infos
+from puffer.core.episodes import EpisodeStats, info_reductions
 from puffer.core.errors import APIUsageError, EmulationError
 from puffer.core.layout import (
     Layout,
@@ -152,6 +152,8 @@ class PettingZooPufferEnv(EmulatedEnv):
         env_kwargs: keyword arguments for the class / creator.
         buf: a `Buffer` of `len(possible_agents)` rows to write into (allocated when None).
         seed: seed for the first `reset()` called without one.
+        info_reduce: how an info key becomes the episode's value, per key ("mean", "last",
+            "sum"; see `puffer.core.episodes`).
 
     Attributes:
         env: the wrapped parallel env.
@@ -166,8 +168,8 @@ class PettingZooPufferEnv(EmulatedEnv):
     and flag with mask True. Auto-reset happens once every agent is done; the rows then hold
     the first observations of the next episode. `final_observations` gets the last
     observation of each agent whose episode ended on that step (when the env reports one).
-    Infos hold one `{episode_return, episode_length, <summed numeric infos>}` dict per agent
-    whose episode ended.
+    Infos hold one `{episode_return, episode_length, <numeric infos>}` dict per agent whose
+    episode ended (return and length summed, each info key reduced per `info_reduce`).
 
     Raises:
         EmulationError: a space cannot be emulated, or an observation is outside its agent's space during the first `CHECK_STEPS` steps.
@@ -193,12 +195,13 @@ class PettingZooPufferEnv(EmulatedEnv):
         env_kwargs: dict[str, Any] | None = None,
         buf: Buffer | None = None,
         seed: int | None = None,
+        info_reduce: dict[str, str] | None = None,
     ):
         # The env is built here, once: whether it is turn-based decides the class. The built
         # env travels to __init__ in `_made` (Python calls __init__ with the original args).
         made = _instantiate(env, tuple(env_args), env_kwargs, cls.__name__)
         if is_turn_based(made):
-            return AECPufferEnv(made, buf=buf, seed=seed)
+            return AECPufferEnv(made, buf=buf, seed=seed, info_reduce=info_reduce)
         self = super().__new__(cls)
         self._made = made
         return self
@@ -210,8 +213,10 @@ class PettingZooPufferEnv(EmulatedEnv):
         env_kwargs: dict[str, Any] | None = None,
         buf: Buffer | None = None,
         seed: int | None = None,
+        info_reduce: dict[str, str] | None = None,
     ):
         self.env = _to_parallel(self.__dict__.pop("_made"), type(self).__name__)
+        self._info_reduce = info_reductions(self.env, info_reduce, type(self).__name__)
         obs_layouts, act_layouts = _describe_agents(self)
         super().__init__(buf)
         self._seed = seed
@@ -231,7 +236,7 @@ class PettingZooPufferEnv(EmulatedEnv):
         ]
         self._act_layouts = act_layouts
         self._agent_checks = self._own_action_checks(act_layouts)
-        self._stats = [EpisodeStats() for _ in self.possible_agents]
+        self._stats = [EpisodeStats(self._info_reduce) for _ in self.possible_agents]
 
     def _own_action_checks(self, layouts: list[Layout]) -> list:
         """Per-agent `(check, columns, layout)` where the padded row check is not enough.
@@ -270,7 +275,7 @@ class PettingZooPufferEnv(EmulatedEnv):
         self.terminals[:] = False
         self.truncations[:] = False
         self.masks[:] = [agent in observations for agent in self.possible_agents]
-        self._stats = [EpisodeStats() for _ in self.possible_agents]
+        self._stats = [EpisodeStats(self._info_reduce) for _ in self.possible_agents]
         return []
 
     def _step(self) -> Infos:

@@ -18,6 +18,10 @@ Names come from three places:
   env function), emulated with `PettingZooPufferEnv` (parallel API where the env has one, else
   its AEC env through PettingZoo's converter).
 
+A name of one of these shapes whose package does not import (`gym-minigrid:...` without
+MiniGrid, a `pettingzoo-` id without PettingZoo, `atari-breakout` without puffer-envs) raises
+`MissingPackageError` naming the failed import and the install line (`puffer.core._install`).
+
 Envs with a training config ship its TOML beside their creator, which names it: an Ocean
 class or a puffer-envs creator carries `config_file`; here, `gym-<id>` creators of Gymnasium's
 classic control, Box2D and MuJoCo carry their family's `family_config_file` (the family TOMLs
@@ -41,8 +45,15 @@ from typing import Any
 
 from gymnasium.vector import AutoresetMode
 
+from puffer.core._install import (
+    PUFFER_ENVS_FAMILIES,
+    family_of,
+    import_failure,
+    install_line,
+    missing_module_message,
+)
 from puffer.core.env import PufferEnv
-from puffer.core.errors import EnvNotFoundError
+from puffer.core.errors import EnvNotFoundError, MissingPackageError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -119,6 +130,7 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
     if name.startswith(GYM_PREFIX) and resolve_gym_id(name[len(GYM_PREFIX) :]):
         return gym_creator(name[len(GYM_PREFIX) :])
     if name.startswith(PETTINGZOO_PREFIX):
+        _require_pettingzoo(name)  # emulation needs it, whatever module the id names
         creator = _pettingzoo_creator(name[len(PETTINGZOO_PREFIX) :])
         if creator is not None:
             from puffer.core.pettingzoo import PettingZooPufferEnv
@@ -130,13 +142,64 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
             if config_file.is_file():
                 make_pettingzoo.config_file = config_file  # type: ignore[attr-defined]
             return make_pettingzoo
+    _raise_if_a_package_is_missing(name)
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "."
     raise EnvNotFoundError(
         f"no env named {name!r}{hint} `puffer list` shows the registered names; any id "
         "gymnasium.make accepts works as gym-<id> (gym-<module>:<id> imports the module that "
         "registers it), any PettingZoo env as pettingzoo-<family>.<module> or "
-        "pettingzoo-<module>:<creator>"
+        "pettingzoo-<module>:<creator>",
+        suggestions=tuple(close),
+    )
+
+
+def _raise_if_a_package_is_missing(name: str) -> None:
+    """Raise `MissingPackageError` when `name` has the shape of an env whose package does not
+    import: a `gym-<module>:<id>`, a `pettingzoo-` id whose module's own imports fail, or a puffer-envs family id without puffer-envs."""
+    if name.startswith(GYM_PREFIX):
+        module = name[len(GYM_PREFIX) :].rpartition(":")[0]
+        error = import_failure(module) if module else None
+        if error is not None:
+            raise MissingPackageError(missing_module_message(name, module, error))
+    elif name.startswith(PETTINGZOO_PREFIX):
+        suffix = name[len(PETTINGZOO_PREFIX) :]
+        failures = {module: import_failure(module) for module in _pettingzoo_modules(suffix)}
+        for module, error in failures.items():
+            if error is not None and not _is_absent(module, error):
+                raise MissingPackageError(missing_module_message(name, module, error))
+        own, error = list(failures.items())[-1]
+        # `module:creator` names its module outright, so its absence is the whole story.
+        if ":" in suffix and error is not None and all(failures.values()):
+            raise MissingPackageError(missing_module_message(name, own, error))
+    else:
+        family = family_of(name)
+        if family is not None and not any(
+            value.startswith(f"puffer.envs.{family}:") for value in registered_envs().values()
+        ):
+            raise MissingPackageError(
+                f"{name} is an id of puffer-envs' {family} family, which is not installed "
+                f"(it needs {', '.join(PUFFER_ENVS_FAMILIES[family])}); install it with: "
+                f'pip install "puffer-envs[{family}]"'
+            )
+
+
+def _require_pettingzoo(name: str) -> None:
+    error = import_failure("pettingzoo")
+    if error is not None:
+        family = name[len(PETTINGZOO_PREFIX) :].partition(".")[0]
+        raise MissingPackageError(
+            f"{name} needs PettingZoo, whose import failed ({type(error).__name__}: "
+            f"{error}); install it with: {install_line('pettingzoo', family)}"
+        )
+
+
+def _is_absent(module: str, error: ImportError) -> bool:
+    """True when `error` says `module` itself (or a package above it) does not exist, as
+    opposed to an existing module whose own imports failed."""
+    missing = getattr(error, "name", None)
+    return isinstance(error, ModuleNotFoundError) and (
+        missing is not None and (module == missing or module.startswith(missing + "."))
     )
 
 
@@ -312,9 +375,8 @@ def _pettingzoo_creator(suffix: str) -> Callable[..., Any] | None:
                 import pettingzoo
 
                 return functools.partial(pettingzoo.make, env_type, env_id)
-    module_name, _, attribute = suffix.partition(":")
-    # PettingZoo's own families first, then a third-party module of the same shape.
-    for name in (f"pettingzoo.{module_name}", module_name):
+    attribute = suffix.partition(":")[2]
+    for name in _pettingzoo_modules(suffix):
         try:
             module_object = importlib.import_module(name)
         except ImportError:
@@ -323,6 +385,13 @@ def _pettingzoo_creator(suffix: str) -> Callable[..., Any] | None:
             return getattr(module_object, attribute, None)
         return getattr(module_object, "parallel_env", None) or getattr(module_object, "env", None)
     return None
+
+
+def _pettingzoo_modules(suffix: str) -> tuple[str, str]:
+    """The modules a `pettingzoo-<suffix>` id may name: PettingZoo's own families first, then a
+    third-party module of the same shape."""
+    module_name = suffix.partition(":")[0]
+    return f"pettingzoo.{module_name}", module_name
 
 
 def make(name: str, buf=None, **kwargs: Any) -> PufferEnv:

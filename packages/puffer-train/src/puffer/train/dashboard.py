@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from puffer.train.progress import duration
+from puffer.train.progress import counted, duration
 from puffer.train.score import SCORE, SCORE_EPISODES, RunScore
 
 __all__ = ["Dashboard"]
@@ -60,7 +60,7 @@ class Dashboard:
         """
         score = f"score {_number(metrics.get(SCORE, math.nan))}"
         if self.score is not None:
-            score += f" ({self.score.stat}, {int(metrics.get(SCORE_EPISODES, 0))} episodes)"
+            score += f" ({self.score.stat}, {counted(metrics.get(SCORE_EPISODES, 0), 'episode')})"
         summary = Table(title=f"puffer · {self.env_name}", show_header=False, expand=True)
         summary.add_row(
             f"SPS {_number(metrics.get('performance/sps', 0.0))}",

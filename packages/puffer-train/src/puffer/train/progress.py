@@ -4,7 +4,7 @@
 always for the first and the last epoch), which tools like `tail -f`, Slurm and CI logs show as
 it comes; while an epoch takes longer than `heartbeat` seconds (the first one, a loaded machine,
 a large batch), a shorter line says which epoch is in progress, so the log never goes quiet for
-longer. `Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
+longer (and while epochs keep ending, no such line comes between them). `Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TextIO
 
 from puffer.train.score import SCORE, SCORE_EPISODES, RunScore
 
-__all__ = ["HEARTBEAT", "LOSSES_SHOWN", "ProgressLines", "Ticker", "duration"]
+__all__ = ["HEARTBEAT", "LOSSES_SHOWN", "ProgressLines", "Ticker", "counted", "duration"]
 
 # Seconds without a line after which ProgressLines says the run is still in an epoch.
 HEARTBEAT = 5.0
@@ -42,6 +42,17 @@ def duration(seconds: float) -> str:
     if minutes:
         return f"{minutes}m {seconds % 60:02d}s"
     return f"{seconds}s"
+
+
+def counted(n: float, noun: str) -> str:
+    """`1 episode`, `2 episodes`, `1,024 episodes`: a count with its noun in the right number.
+
+    Example:
+        >>> counted(1, "episode"), counted(1024, "episode"), counted(0, "epoch")
+        ('1 episode', '1,024 episodes', '0 epochs')
+    """
+    n = int(n)
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 class Ticker:
@@ -107,7 +118,10 @@ class ProgressLines:
         self.closed = False
         self._quiet = max(interval, heartbeat)
         self._lock = threading.Lock()
-        self._written = time.monotonic()
+        # When an epoch last ended or a line was written: while epochs keep ending, the run is
+        # plainly alive and the next due epoch line follows; an in-progress line then would
+        # only repeat the epoch line written a moment later.
+        self._active = time.monotonic()
         self._latest: tuple[dict[str, float], int] | None = None
         self._stop = threading.Event()
         # The thread holds the sink weakly: a sink dropped without close() stops it too.
@@ -123,6 +137,7 @@ class ProgressLines:
         last = metrics.get("performance/epoch", 0) >= metrics.get("performance/epochs", math.inf)
         with self._lock:
             self._latest = (metrics, step)
+            self._active = time.monotonic()
             if last:
                 self._stop.set()  # nothing is in progress after the last epoch
             if self.ticker.due() or last:
@@ -131,7 +146,7 @@ class ProgressLines:
     def beat(self) -> None:
         """Write the in-progress line if no line was written for the quiet time."""
         with self._lock:
-            if self._stop.is_set() or time.monotonic() - self._written < self._quiet:
+            if self._stop.is_set() or time.monotonic() - self._active < self._quiet:
                 return
             try:
                 self._write(self.waiting_line())
@@ -151,7 +166,7 @@ class ProgressLines:
     def _write(self, text: str) -> None:
         self.file.write(text + "\n")
         self.file.flush()
-        self._written = time.monotonic()
+        self._active = time.monotonic()
 
     def _prefix(self) -> str:
         return f"[{duration(self.ticker.elapsed)}]{' ' + self.label if self.label else ''}"
@@ -173,7 +188,7 @@ class ProgressLines:
         score = metrics.get(SCORE, math.nan)
         stat = f"{self.score.stat}, " if self.score is not None else ""
         scored = (
-            f"score {score:.4g} ({stat}{int(metrics.get(SCORE_EPISODES, 0)):,} episodes)"
+            f"score {score:.4g} ({stat}{counted(metrics.get(SCORE_EPISODES, 0), 'episode')})"
             if math.isfinite(score)
             else "score - (no episode finished yet)"
         )

@@ -129,6 +129,10 @@ class PuffeRL:
         self.losses: dict[str, float] = {}
         self.times: dict[str, float] = defaultdict(float)
         self._epoch_start = time.perf_counter()
+        # Steps and seconds of the epochs this process trained: the run's average rate, which
+        # the time left is read from (one epoch's rate swings with the machine's load).
+        self._run_steps = 0
+        self._run_seconds = 0.0
         self.closed = False
 
         self.rollout = Rollout(self.policy, vecenv, self.times, cfg.cuda_graphs, learn=True)
@@ -318,9 +322,11 @@ class PuffeRL:
         metrics["performance/epoch"] = float(self.epoch)
         metrics["performance/epochs"] = float(self.sizes.epochs)
         metrics["performance/global_step"] = float(self.global_step)
-        total = self.config.train.total_timesteps
-        remaining = max(total - self.global_step, 0)
-        metrics["performance/time_left"] = remaining / max(metrics["performance/sps"], 1e-9)
+        self._run_steps += steps
+        self._run_seconds += elapsed
+        # What the run trains: whole epochs, which may pass total_timesteps (`Sizes.epochs`).
+        remaining = max(self.sizes.epochs * steps - self.global_step, 0)
+        metrics["performance/time_left"] = remaining * self._run_seconds / self._run_steps
         for key in TIME_SPLIT:
             metrics[f"time/{key}"] = self.times.get(key, 0.0) / elapsed
         accounted = sum(self.times.get(key, 0.0) for key in TIME_SPLIT)

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from puffer.core import APIUsageError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
-from puffer.train.config import Config, load_config
+from puffer.train.config import Config, Sizes, load_config
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
@@ -30,7 +30,7 @@ from puffer.train.pufferl import PuffeRL
 from puffer.train.runtime import apply_torch_settings
 from puffer.train.score import RunScore, ScoredSinks
 
-__all__ = ["TrainResult", "TrainingInterrupted", "make_vecenv", "train"]
+__all__ = ["TrainResult", "TrainingInterrupted", "budget_note", "make_vecenv", "train"]
 
 
 @dataclass
@@ -163,6 +163,7 @@ def train(
     progress: float | None = None,
     progress_label: str = "",
     env_name: str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Train on `env` until `config.train.total_timesteps`, checkpointing along the way.
 
@@ -189,6 +190,9 @@ def train(
             (`puffer.train.progress.ProgressLines`), for logs that are not a terminal.
         progress_label: what each progress line starts with (e.g. a sweep's run).
         env_name: names the run directory when `env` is a vecenv.
+        notify: called (on rank 0) with a line when the run will not do exactly what the config
+            says: a budget that is not a whole number of batches is rounded up to one (the
+            line gives the steps it will train).
 
     Returns:
         a `TrainResult`.
@@ -249,6 +253,9 @@ def train(
             )
             if resumed is not None:
                 trainer.load_state_dict(resumed)
+            note = budget_note(trainer.sizes, cfg.total_timesteps, trainer.world_size)
+            if note is not None and notify is not None and rank == 0:
+                notify(note)
             metrics = _train_epochs(trainer, stop, paths)
             if run_dir is not None:
                 trainer.save_checkpoint()
@@ -271,6 +278,41 @@ def train(
                     sink.close()
             if owns_env:
                 vecenv.close()
+
+
+def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str | None:
+    """The line that says a budget of `total_timesteps` is trained as whole epochs of
+    `sizes.batch_size` agent steps (per rank), and how many steps that makes; None when the
+    budget is a whole number of epochs already. An epoch is never cut short: its update reads
+    the whole batch, and the batch is the config's, not the budget's.
+
+    Example:
+        >>> from puffer.train import TrainConfig
+        >>> from puffer.train.config import Sizes
+        >>> sizes = Sizes.derive(TrainConfig(horizon=32, total_timesteps=100), num_agents=8)
+        >>> budget_note(sizes, 100).split("; ")[0]
+        'train.total_timesteps 100 is less than one batch of 256 agent steps (8 agents x horizon 32)'
+        >>> budget_note(sizes, 512) is None
+        True
+    """
+    per_epoch = sizes.batch_size * world_size
+    trained = sizes.epochs * per_epoch
+    if trained == total_timesteps:
+        return None
+    parts = []
+    if sizes.batch_size == sizes.num_agents * sizes.horizon:
+        parts.append(f"{sizes.num_agents} agents x horizon {sizes.horizon}")
+    if world_size > 1:
+        parts.append(f"over {world_size} ranks")
+    batch = f"{per_epoch:,} agent steps" + (f" ({', '.join(parts)})" if parts else "")
+    epochs = f"{sizes.epochs} epoch{'s' * (sizes.epochs != 1)} = {trained:,} steps"
+    budget = f"train.total_timesteps {total_timesteps:,}"
+    if total_timesteps < per_epoch:
+        return (
+            f"{budget} is less than one batch of {batch}; training {epochs} (for fewer, lower "
+            "train.horizon or the env's agents)"
+        )
+    return f"{budget} is not a whole number of batches of {batch}; training {epochs}, rounded up"
 
 
 def _truncate_metrics(paths: RunPaths, last_step: float) -> list[dict[str, Any]]:

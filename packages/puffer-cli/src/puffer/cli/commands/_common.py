@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from puffer.core import EnvNotFoundError, PufferError, registered_envs
+from puffer.core import EnvNotFoundError, MissingPackageError, PufferError, registered_envs
 from puffer.sweep.errors import SweepError
 from puffer.train.config import Config, load_config
 
@@ -52,7 +52,7 @@ PROGRESS_OPTION = typer.Option(
     "--progress",
     min=0,
     help="Seconds between plain progress lines (steps, steps/s, score, losses, time left) "
-    "where no dashboard is shown: output to a file or a pipe, or --no-dashboard; 0: none.",
+    "where no dashboard is shown (output to a file or a pipe); 0: none.",
 )
 TENSORBOARD_OPTION = typer.Option(
     False,
@@ -99,10 +99,14 @@ def reported_errors() -> Iterator[None]:
 
 
 def _known_env_error(name: str, error: EnvNotFoundError) -> EnvNotFoundError:
-    """The registry's error plus the puffer envs closest to `name` (always some)."""
-    names = sorted(registered_envs())
-    close = difflib.get_close_matches(name, names, n=5, cutoff=0.3) or names
-    return EnvNotFoundError(f"{error}; closest puffer envs: {', '.join(close)}")
+    """The registry's error, plus the puffer envs loosely close to `name` where the registry
+    found no close name itself (one list of names per message, and only related ones)."""
+    if error.suggestions:
+        return error
+    close = difflib.get_close_matches(name, sorted(registered_envs()), n=5, cutoff=0.3)
+    if not close:
+        return error
+    return EnvNotFoundError(f"{error}; closest puffer envs: {', '.join(close)}", tuple(close))
 
 
 def resolve_config(
@@ -122,8 +126,13 @@ def resolve_config(
     """
     try:
         resolved = load_config(env, config_file, args)
+    except MissingPackageError:
+        raise  # it names the import to fix; other env names would only mislead
     except EnvNotFoundError as error:
-        raise _known_env_error(env, error) from error
+        known = _known_env_error(env, error)
+        if known is error:
+            raise
+        raise known from error
     if host:
         resolved.train.check_host()
     return resolved

@@ -23,7 +23,7 @@ from puffer.train.arena import one_ply_player, play_games, policy_player, random
 from puffer.train.checkpoint import find_checkpoint, load_policy, load_run_config
 from puffer.train.evaluate import episode_count, episode_means, one_instance
 from puffer.train.paths import RunPaths
-from puffer.train.progress import Ticker, duration
+from puffer.train.progress import Ticker, counted, duration
 from puffer.train.score import scored_stat
 from puffer.view import FrameSink, VideoWriter, Window, check_frame, has_display
 
@@ -137,10 +137,10 @@ def evaluate(
             instance.close()
     finished = episode_count(stats)
     if finished:
-        console.print(f"{finished} episodes: {_scored(stats, trained)}", markup=False)
+        console.print(f"{counted(finished, 'episode')}: {_scored(stats, trained)}", markup=False)
         if finished < episodes:
             console.print(
-                f"stopped at --max-steps {max_steps} before {episodes} episodes ended; "
+                f"stopped at --max-steps {max_steps} before {counted(episodes, 'episode')} ended; "
                 "raise --max-steps for more"
             )
     else:

@@ -57,7 +57,10 @@ def list_envs() -> None:
     table.add_column("env", no_wrap=True)
     for column in ("observation", "action", "agents", "package", "config"):
         table.add_column(column)
+    missing = _missing_family_envs()
     for name, value in sorted(registered_envs().items()):
+        if name in missing:
+            continue  # the family table says once what installs them
         package = env_package(name) or value.partition(":")[0]
         try:
             env = make(name)
@@ -77,10 +80,25 @@ def list_envs() -> None:
     families = _family_table()
     if families is not None:
         out.print(families)
+    else:
+        out.print(
+            "Not installed: puffer-envs, the third-party families (Atari, MinAtar, MiniGrid, "
+            'Crafter, NetHack, ...): pip install "puffer-envs[all]" or one family\'s extra.',
+            markup=False,
+        )
     out.print(
         "Also: gym-<Gymnasium id> (e.g. gym-CartPole-v1) and pettingzoo-<family>.<module> "
         "(e.g. pettingzoo-classic.rps_v2), emulated by puffer.core."
     )
+
+
+def _missing_family_envs() -> set[str]:
+    """Env ids of puffer-envs' families whose library is not installed."""
+    try:
+        from puffer.envs import FAMILIES
+    except ImportError:
+        return set()
+    return {env for f in FAMILIES.values() if not f.installed for env in f.env_ids()}
 
 
 def _family_table() -> Table | None:
@@ -91,7 +109,9 @@ def _family_table() -> Table | None:
     except ImportError:
         return None
     table = Table(title="env families (puffer-envs)")
-    for column in ("family", "state", "envs", "about"):
+    table.add_column("family")
+    table.add_column("state", no_wrap=True)  # an install line must stay one line
+    for column in ("envs", "about"):
         table.add_column(column)
     for family in FAMILIES.values():
         command = escape(family.install_command)  # its [extra] is no rich markup

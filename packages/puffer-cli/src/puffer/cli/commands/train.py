@@ -24,6 +24,7 @@ from puffer.cli.commands._common import (
 from puffer.train import train as run_training
 from puffer.train.config import Config, parse_overrides
 from puffer.train.paths import RunPaths
+from puffer.train.progress import counted
 from puffer.train.run import TrainingInterrupted, TrainResult
 from puffer.train.runtime import resolve_device, torch_threads
 from puffer.train.storage import atomic_write
@@ -38,7 +39,8 @@ def train(
     dashboard: bool = typer.Option(
         True,
         "--dashboard/--no-dashboard",
-        help="Show the live terminal dashboard (on a terminal; elsewhere progress lines).",
+        help="Show the live terminal dashboard (on a terminal; elsewhere, or with "
+        "--no-dashboard, progress lines).",
     ),
     progress: float = PROGRESS_OPTION,
     tensorboard: bool = TENSORBOARD_OPTION,
@@ -66,7 +68,13 @@ def train(
         live = dashboard and console.is_terminal
         lines = None if live or progress == 0 else progress
         try:
-            result = run_training(env, resolved, dashboard=live, progress=lines)
+            result = run_training(
+                env,
+                resolved,
+                dashboard=live,
+                progress=lines,
+                notify=lambda line: console.print(f"note: {line}", markup=False),
+            )
         except TrainingInterrupted as stopped:
             if stopped.paths is not None and main_rank:
                 _write_toml(stopped.paths, resolved)
@@ -91,7 +99,8 @@ def train(
     with reported_errors():
         _write_toml(paths, resolved)
     console.print(
-        f"done: {result.global_step:,} steps in {result.epochs} epochs; {score_words(result)}",
+        f"done: {result.global_step:,} steps in {counted(result.epochs, 'epoch')}; "
+        f"{score_words(result)}",
         markup=False,
     )
     console.print(f"model: {paths.checkpoint}")
@@ -114,7 +123,7 @@ def score_words(result: TrainResult) -> str:
     )
     return (
         f"score {result.score:.4g} ({result.score_stat} over the last "
-        f"{result.score_episodes:,} episodes{'; ' + others if others else ''})"
+        f"{counted(result.score_episodes, 'episode')}{'; ' + others if others else ''})"
     )
 
 

@@ -12,6 +12,12 @@ metrics (it would overwrite the one and append to the other), and only `train.re
 
 Evaluation and play find a run's checkpoint (`find_checkpoint`: a file, a run dir or "latest")
 and rebuild its policy from the checkpoint's own config (`load_policy`).
+
+A checkpoint is data, whoever wrote it: its config is parsed and checked as user input is
+(`Config.from_dict`, every field typed and ranged), and it never chooses code to run. Its
+`policy.encoder` may name a built-in encoder; a `module:factory` one is imported only when the
+user named that same encoder (on the command line, in `--config`, or through the env's shipped
+TOML) or passed `--trust-checkpoint` (`load_policy(..., trusted_encoder=, trust=)`).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from puffer.train.policies import Policy, make_policy
 from puffer.train.storage import atomic_write, temp_files, writing
 
 __all__ = [
+    "BUILTIN_ENCODERS",
     "CheckpointError",
     "check_compatible",
     "find_checkpoint",
@@ -41,6 +48,7 @@ __all__ = [
     "make_run_dir",
     "rng_state",
     "save",
+    "saved_config",
     "set_rng_state",
 ]
 
@@ -60,6 +68,8 @@ _FIXED = {
 
 # What every checkpoint holds (`PuffeRL.state_dict()`).
 _REQUIRED = {"model", "optimizer", "trainer", "rng", "config"}
+# Encoders `make_policy` builds from its own code; any other value names a module to import.
+BUILTIN_ENCODERS = ("mlp", "nature_cnn", "impala", "multi")
 
 
 class CheckpointError(PufferError):
@@ -162,12 +172,16 @@ def load(path: str | Path) -> dict[str, Any]:
         problem = f"it holds a {type(state).__name__}, not a dict"
     elif missing := sorted(_REQUIRED - set(state)):
         problem = f"it lacks {missing}"
-    elif not all(isinstance(state[key], dict) for key in ("trainer", "config")):
-        problem = "its trainer or config entry is not a dict"
+    elif not all(isinstance(state[key], dict) for key in ("model", "trainer", "config")):
+        problem = "its model, trainer or config entry is not a dict"
+    elif bad := [k for k, v in state["config"].items() if not isinstance(v, dict)]:
+        problem = f"its config section {bad[0]!r} is not a dict"
     elif not all(type(state["trainer"].get(key)) is int for key in ("global_step", "epoch")):
         problem = "its trainer entry lacks an integer global_step and epoch"
     else:
+        # From here on every reader sees the config as the typed sections parsed it.
         state["config"] = _renamed_keys_upgraded(state["config"])
+        state["config"] = saved_config(state, path).to_dict()
         return state
     raise CheckpointError(
         f"checkpoint {path} is corrupt or unreadable: {problem}, so it is no puffer checkpoint; "
@@ -218,24 +232,64 @@ def _renamed_keys_upgraded(config: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
+def saved_config(state: dict[str, Any], checkpoint: str | Path) -> Config:
+    """The config a loaded checkpoint holds, parsed and checked as user input is (every field
+    typed and ranged by its section, unknown keys refused).
+
+    Raises:
+        CheckpointError: a field the config sections refuse; the message names it.
+    """
+    try:
+        return Config.from_dict(state["config"])
+    except (ConfigError, TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"checkpoint {checkpoint} holds a config puffer refuses ({error}); it was not "
+            "written by this puffer: delete it, or train again"
+        ) from error
+
+
 def load_run_config(checkpoint: str | Path) -> Config:
     """The config a checkpoint was trained with.
 
     Raises:
         CheckpointError: The file is not a puffer checkpoint.
     """
-    return Config.from_dict(load(checkpoint)["config"])
+    return saved_config(load(checkpoint), checkpoint)
 
 
-def load_policy(checkpoint: str | Path, env: PufferEnv) -> Policy:
+def load_policy(
+    checkpoint: str | Path,
+    env: PufferEnv,
+    *,
+    trusted_encoder: str | None = None,
+    trust: bool = False,
+) -> Policy:
     """Build the policy a checkpoint was trained with (its own [policy] section), load its
     weights (on the CPU) and put it in eval mode.
 
+    Args:
+        checkpoint: The checkpoint file.
+        env: The env the policy acts in.
+        trusted_encoder: The encoder the user's own config names (`policy.encoder` resolved
+            from the env's TOMLs, `--config` and the command line): a `module:factory`
+            encoder of the checkpoint is imported only when it is this one.
+        trust: Import whatever encoder the checkpoint names (`--trust-checkpoint`).
+
     Raises:
-        CheckpointError: The file is not a puffer checkpoint or does not fit `env`.
+        CheckpointError: The file is not a puffer checkpoint, does not fit `env`, or names
+            an encoder to import that the user did not name.
     """
     state = load(checkpoint)
-    saved = Config.from_dict(state["config"])
+    saved = saved_config(state, checkpoint)
+    encoder = saved.policy.encoder
+    if encoder not in BUILTIN_ENCODERS and not trust and encoder != trusted_encoder:
+        # Importing the module runs its code: a checkpoint someone sent would choose it.
+        raise CheckpointError(
+            f"checkpoint {checkpoint} names policy.encoder {encoder!r}, code to import that "
+            f"you did not name (your config's encoder is {trusted_encoder!r}); puffer imports "
+            f"it only if you ask: pass --policy.encoder {encoder} if you trust that module, "
+            "or --trust-checkpoint"
+        )
     policy = make_policy(saved.policy, env)
     try:
         policy.load_state_dict(state["model"])

@@ -25,6 +25,7 @@ __all__ = [
     "OVERRIDES",
     "PROGRESS_OPTION",
     "TENSORBOARD_OPTION",
+    "TRUST_CHECKPOINT_OPTION",
     "WANDB_OPTION",
     "console",
     "err_console",
@@ -58,6 +59,12 @@ TENSORBOARD_OPTION = typer.Option(
     False,
     "--tensorboard",
     help="Also log to TensorBoard, in <run dir>/tensorboard/ (= --train.tensorboard true).",
+)
+TRUST_CHECKPOINT_OPTION = typer.Option(
+    False,
+    "--trust-checkpoint",
+    help="Import the encoder module a checkpoint names even when your config does not name it "
+    "(a checkpoint is data: without this, only built-in encoders and yours are built).",
 )
 WANDB_OPTION = typer.Option(
     False,

@@ -130,3 +130,71 @@ def test_a_checkpoint_config_is_parsed_like_user_input(
     )  # fmt: skip
     _one_line_refusal(resumed, needle)
     assert json.loads((run / "config.json").read_text())["train"]["run_id"] == "r1"
+
+
+# H2 ------------------------------------------------------------------------------------------
+
+# Env dir names that resolving would act on: os.abort() kills the process; the other imports
+# pufferhelper.py from the current directory.
+HOSTILE_ENVS = ("pettingzoo-os:abort", "gym-pufferhelper:X", "pettingzoo-pufferhelper:factory")
+
+
+def _hostile_names(tmp_path: Path) -> Path:
+    data = tmp_path / "experiments"
+    for env in HOSTILE_ENVS:
+        run = data / env / "r1"
+        run.mkdir(parents=True)
+        (run / "config.json").write_text(json.dumps({"train": {"gamma": 0.9}}))
+        (run / "metrics.jsonl").write_text(json.dumps({"step": 256}) + "\n")
+    (tmp_path / "pufferhelper.py").write_text(HELPER)
+    return data
+
+
+def _check_named_runs(data: dict) -> None:
+    runs = {run["env"]: run for run in data["runs"]}
+    assert set(runs) == set(HOSTILE_ENVS)
+    for run in runs.values():
+        assert run["error"] is None and run["step"] == [256.0]
+        # Diffed against the typed defaults: the name was never resolved.
+        assert run["diff"]["train.gamma"][0] == 0.9
+
+
+@pytest.mark.parametrize("how", ["script", "module"])
+def test_a_folder_name_runs_no_code_in_the_export(tmp_path: Path, how: str) -> None:
+    data = _hostile_names(tmp_path)
+    out = tmp_path / "site"
+    done = puffer("dashboard", "--data-dir", str(data), "--export", str(out), cwd=tmp_path, how=how)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "HELPER-RAN").exists()
+    text = (out / "data.js").read_text()
+    _check_named_runs(json.loads(text[len("pufferData(") : -3]))
+
+
+def test_a_folder_name_runs_no_code_in_the_server(tmp_path: Path) -> None:
+    import http.client
+    import re
+
+    data = _hostile_names(tmp_path)
+    child = subprocess.Popen(
+        [*PUFFERS["module"], "dashboard", "--data-dir", str(data), "--port", "0"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "300"},
+    )  # fmt: skip
+    try:
+        line = child.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)(/[A-Za-z0-9_-]+/)", line)
+        assert match, line
+        for _ in range(2):
+            conn = http.client.HTTPConnection("127.0.0.1", int(match.group(1)), timeout=60)
+            conn.request("GET", match.group(2) + "data.js")
+            answer = conn.getresponse()
+            body = answer.read().decode()
+            conn.close()
+            assert answer.status == 200
+            _check_named_runs(json.loads(body[len("pufferData(") : -3]))
+        assert child.poll() is None  # still serving
+        assert not (tmp_path / "HELPER-RAN").exists()
+    finally:
+        child.terminate()
+        _, stderr = child.communicate(timeout=60)
+    assert "Traceback" not in stderr, stderr

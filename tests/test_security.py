@@ -198,3 +198,167 @@ def test_a_folder_name_runs_no_code_in_the_server(tmp_path: Path) -> None:
         child.terminate()
         _, stderr = child.communicate(timeout=60)
     assert "Traceback" not in stderr, stderr
+
+
+# H4, H5, H8: writes stay inside and never go through a planted symlink ---------------------
+
+
+def _victim(tmp_path: Path) -> Path:
+    victim = tmp_path / "outside" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_text("precious")
+    return victim
+
+
+def test_eval_replaces_a_planted_video_symlink_and_leaves_its_target(
+    tmp_path: Path, trained: Path
+) -> None:
+    run = tmp_path / "experiments" / "cartpole" / "r1"
+    shutil.copytree(trained, run)
+    victim = _victim(tmp_path)
+    (run / "eval.gif").symlink_to(victim)
+    out = tmp_path / "mine.gif"
+    args = ["eval", "cartpole", "--load-model-path", str(run), "--max-steps", "20"]
+    for extra in ([], ["--video", str(out)]):
+        if (run / "eval.gif").exists() and not (run / "eval.gif").is_symlink():
+            (run / "eval.gif").unlink()
+            (run / "eval.gif").symlink_to(victim)
+        done = puffer(*args, *extra, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert victim.read_text() == "precious"
+        gif = run / "eval.gif"
+        assert not gif.is_symlink() and gif.read_bytes().startswith(b"GIF89a")
+        assert not [p for p in run.iterdir() if p.name.endswith(".tmp")]
+    assert out.read_bytes().startswith(b"GIF89a")
+
+
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "..", "x" * 300])
+def test_a_sweep_name_is_checked_like_a_run_id(tmp_path: Path, name: str) -> None:
+    done = puffer("sweep", "cartpole", "--name", name, *TINY, cwd=tmp_path)
+    _one_line_refusal(done, "--name")
+    made = [p for p in tmp_path.rglob("*")]
+    assert not [p for p in made if "escape" in p.name or p.name.startswith("sweep-")], made
+
+
+def test_a_sweep_writes_through_no_symlink_and_stays_inside(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    sweeps = tmp_path / "experiments" / "cartpole"
+    # config.toml planted as a link, beside a store no sweep wrote (which stops the sweep).
+    (sweeps / "sweep-s1").mkdir(parents=True)
+    (sweeps / "sweep-s1" / "config.toml").symlink_to(victim)
+    (sweeps / "sweep-s1" / "sweep.jsonl").write_bytes(b"\xff not a store\n")
+    done = puffer("sweep", "cartpole", "--name", "s1", *TINY, cwd=tmp_path)
+    _one_line_refusal(done, "line 1 is not UTF-8")
+    assert victim.read_text() == "precious"
+    assert not (sweeps / "sweep-s1" / "config.toml").is_symlink()
+    # The store itself a link (dangling: the sweep would create its target).
+    (sweeps / "sweep-s2").mkdir()
+    (sweeps / "sweep-s2" / "sweep.jsonl").symlink_to(victim.with_name("store.jsonl"))
+    done = puffer("sweep", "cartpole", "--name", "s2", *TINY, cwd=tmp_path)
+    _one_line_refusal(done, "is a symlink")
+    assert not victim.with_name("store.jsonl").exists()
+    # The whole sweep dir a link out of the data dir.
+    (sweeps / "sweep-s3").symlink_to(victim.parent, target_is_directory=True)
+    done = puffer("sweep", "cartpole", "--name", "s3", *TINY, cwd=tmp_path)
+    _one_line_refusal(done, "outside the data dir")
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["victim.txt"]
+
+
+@pytest.mark.parametrize("dangling", [True, False])
+def test_training_appends_through_no_metrics_symlink(tmp_path: Path, dangling: bool) -> None:
+    victim = _victim(tmp_path)
+    target = victim.with_name("new.jsonl") if dangling else victim
+    run = tmp_path / "experiments" / "cartpole" / "r2"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").symlink_to(target)
+    done = puffer(
+        "train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r2",
+        "--train.total-timesteps", "1024", cwd=tmp_path,
+    )  # fmt: skip
+    _one_line_refusal(done, "metrics.jsonl is a symlink")
+    assert victim.read_text() == "precious" and not victim.with_name("new.jsonl").exists()
+    assert not (run / "config.json").exists() and not (run / "checkpoint.pt").exists()
+
+
+# H6: one run per directory -------------------------------------------------------------------
+
+
+def test_a_second_train_or_resume_of_a_busy_run_dir_is_refused_naming_the_pid(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import time
+
+    run = tmp_path / "experiments" / "cartpole" / "r1"
+    args = ["train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r1"]
+    first = subprocess.Popen(
+        [*PUFFER, *args, "--train.total-timesteps", "100000000"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "checkpoint.pt").is_file():
+            assert first.poll() is None, first.stderr.read()
+            assert time.monotonic() < deadline, "the first run wrote no checkpoint"
+            time.sleep(0.2)
+        rows = (run / "metrics.jsonl").read_bytes()
+        for extra in ([], ["--train.resume", "true"]):
+            second = puffer(*args, *extra, "--train.total-timesteps", "2048", cwd=tmp_path)
+            _one_line_refusal(second, f"pid {first.pid}", "is in use", "train.run_id")
+        # The busy run's files are its own: nothing was appended by the refused ones.
+        assert (run / "metrics.jsonl").read_bytes()[: len(rows)] == rows
+        assert first.poll() is None
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=60)
+
+
+# H9: bad input is one line, exit 2, nothing created ------------------------------------------
+
+DEEP_TOML = "a = " + "[" * 100_000 + "]" * 100_000 + "\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "files", "needle"),
+    [
+        (["--config", "bad.toml"], {"bad.toml": b"[train]\ngamma = 0.9 # caf\xe9\n"}, "UTF-8"),
+        (["--config", "deep.toml"], {"deep.toml": DEEP_TOML.encode()}, "nest too deep"),
+        (["--train.run-id", "x" * 300], {}, "past the 200"),
+        (["--env.num-envs", "1e9"], {}, "bound of 1,048,576"),
+        (["--train.seed", str(2**70)], {}, "--train.seed"),
+        (["--policy.hidden-size", "1e8"], {}, "bound of 65,536"),
+        (["--train.total-timesteps", "1e30"], {}, "--train.total-timesteps"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_created(
+    tmp_path: Path, args: list[str], files: dict[str, bytes], needle: str
+) -> None:
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    done = puffer("train", "cartpole", "--no-dashboard", *TINY, *args, cwd=tmp_path, timeout=60)
+    _one_line_refusal(done, needle)
+    env_dir = tmp_path / "experiments" / "cartpole"
+    assert not env_dir.exists() or not any(env_dir.iterdir())
+
+
+def test_export_onto_a_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "taken").write_text("mine")
+    done = puffer(
+        "dashboard", "--data-dir", "experiments", "--export", "taken", cwd=tmp_path, timeout=60
+    )
+    _one_line_refusal(done, "--export taken")
+    assert (tmp_path / "taken").read_text() == "mine"
+
+
+def test_a_metrics_row_nested_too_deep_is_skipped_on_resume(tmp_path: Path, trained: Path) -> None:
+    run = tmp_path / "experiments" / "cartpole" / "r1"
+    shutil.copytree(trained, run)
+    with (run / "metrics.jsonl").open("ab") as file:
+        file.write(b'{"step": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n")
+    done = puffer(
+        "train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r1",
+        "--train.resume", "true", "--train.total-timesteps", "1280", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "skipped 1 line" in done.stderr and "Traceback" not in done.stderr

@@ -1,6 +1,7 @@
-"""`puffer dashboard` against hostile links and hostile files: the real server in a subprocess,
-raw requests over TCP, a data dir that holds symlinks out of it and runs no trainer wrote, and
-a fuzz of 10,000 random requests. The server's stderr must stay free of tracebacks."""
+"""`puffer dashboard` against hostile links, hostile pages and hostile files: the real server in
+a subprocess, raw requests over TCP, cross-site requests as a browser labels them, a data dir
+that holds symlinks out of it and runs no trainer wrote, and a fuzz of 10,000 random requests.
+The server's stderr must stay free of tracebacks."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ ROW = {"step": 256, "environment/episode_return": 9.5, "performance/sps": 1000.0
 ALLOWED_HEADERS = {
     "server", "date", "content-type", "content-length", "x-content-type-options",
     "x-frame-options", "referrer-policy", "cache-control", "connection",
+    "cross-origin-resource-policy",
 }  # fmt: skip
 # The body of every error answer: its status and nothing else.
 FIXED_BODIES = {f"{s.value} {s.phrase}\n".encode() for s in HTTPStatus if s >= 400}
@@ -77,6 +79,7 @@ def _hostile_data(root: Path, outside: Path) -> Path:
 class Server:
     data: Path
     port: int
+    token: str
     log: Path
 
     def request(self, raw: bytes) -> bytes:
@@ -89,9 +92,17 @@ class Server:
                 chunks.append(chunk)
         return b"".join(chunks)
 
-    def get(self, target: str, host: str | None = "") -> tuple[int, dict[str, str], bytes]:
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{self.token}/"
+
+    def get(
+        self, target: str, host: str | None = "", headers: str = "", token: bool = True
+    ) -> tuple[int, dict[str, str], bytes]:
+        """GET `target` under the server's token (`token=False`: as given)."""
         host = f"127.0.0.1:{self.port}" if host == "" else host
-        head = f"GET {target} HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host else "")
+        target = f"/{self.token}{target}" if token else target
+        head = f"GET {target} HTTP/1.1\r\n" + (f"Host: {host}\r\n" if host else "") + headers
         return _parse(self.request(head.encode("latin-1") + b"Connection: close\r\n\r\n"))
 
 
@@ -122,9 +133,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )  # fmt: skip
     try:
         line = child.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/([A-Za-z0-9_-]{20,})/", line)
         assert match, line + log.read_text()
-        yield Server(data, int(match.group(1)), log)
+        yield Server(data, int(match.group(1)), match.group(2), log)
     finally:
         child.terminate()
         child.communicate(timeout=60)
@@ -143,7 +154,7 @@ def _data(server: Server) -> dict:
 def test_an_injected_crlf_never_reaches_a_status_line_or_header(server: Server) -> None:
     target = "/x%0d%0aX-Injected:%20yes%0d%0a%0d%0a%3Cscript%3Ealert(1)%3C/script%3E"
     answer = server.request(
-        f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+        f"GET /{server.token}{target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
     )
     code, _, body = _parse(answer)  # fails on any header it does not expect
     assert code == 400 and body == b"400 Bad Request\n"
@@ -191,7 +202,8 @@ def test_a_host_other_than_the_bound_address_is_refused(server: Server, host) ->
     code, _, body = server.get("/data.js", host=host)
     assert code == 403 and body == b"403 Forbidden\n"
     two = f"Host: 127.0.0.1:{server.port}\r\nHost: evil.example\r\n"
-    code, _, _ = _parse(server.request(f"GET /data.js HTTP/1.1\r\n{two}\r\n".encode()))
+    data_js = f"/{server.token}/data.js"
+    code, _, _ = _parse(server.request(f"GET {data_js} HTTP/1.1\r\n{two}\r\n".encode()))
     assert code == 403
     assert server.get("/data.js", host=f"localhost:{server.port}")[0] == 200
 
@@ -244,7 +256,7 @@ def test_each_run_is_read_alone_and_nothing_outside_leaks(server: Server) -> Non
 def test_the_page_shows_the_readable_runs_and_lists_the_others_with_their_error(
     server: Server, browser
 ) -> None:
-    browser.goto(f"http://127.0.0.1:{server.port}/")
+    browser.goto(server.url)
     browser.wait_for("document.body.dataset.loaded")
     shown = browser.evaluate(
         "(() => ({ rows: [...document.querySelectorAll('#runs tbody tr')].map((r) => "
@@ -282,6 +294,46 @@ def test_export_copies_only_what_the_server_would_serve(server: Server, tmp_path
             assert SECRET.encode() not in content and b"root:x:0:0" not in content, path
 
 
+@pytest.mark.parametrize(
+    "target", ["/", "/index.html", "/data.js", "/files/cartpole/good/eval.gif"]
+)
+def test_nothing_is_served_without_the_token(server: Server, target: str) -> None:
+    # A page elsewhere cannot see the terminal, so it cannot name the URL.
+    assert server.get(target, token=False)[0] == 404
+    wrong = "A" * len(server.token)
+    assert server.get(f"/{wrong}{target}", token=False)[0] == 404
+    assert server.get(f"/{server.token[:-1]}{target}", token=False)[0] == 404
+    assert server.get(target)[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("site", "code"),
+    [
+        ("same-origin", 200),
+        ("none", 200),
+        ("Same-Origin", 200),
+        ("cross-site", 403),
+        ("same-site", 403),
+        ("Cross-Site", 403),
+        ("", 403),
+        ("same-origin, cross-site", 403),
+    ],
+)
+def test_fetch_metadata_other_than_the_page_s_own_is_refused(
+    server: Server, site: str, code: int
+) -> None:
+    # <script src=".../data.js"> on another site: the browser labels it cross-site.
+    headers = f"Sec-Fetch-Site: {site}\r\nSec-Fetch-Dest: script\r\nOrigin: http://evil.example\r\n"
+    got, answer_headers, body = server.get("/data.js", headers=headers)
+    assert got == code, (site, body[:100])
+    assert answer_headers["cross-origin-resource-policy"] == "same-origin"
+    assert answer_headers["x-content-type-options"] == "nosniff"
+    if code == 403:
+        assert body == b"403 Forbidden\n" and b"pufferData" not in body
+    two = "Sec-Fetch-Site: same-origin\r\nSec-Fetch-Site: cross-site\r\n"
+    assert server.get("/data.js", headers=two)[0] == 403
+
+
 # The fuzz ------------------------------------------------------------------------------------
 
 FUZZ_REQUESTS = 10_000
@@ -293,24 +345,35 @@ _NASTY = [b"\r\n", b"\r", b"\n", b"\x00", b"%0d%0a", b"%00", b"%ff", b"%e2%82", 
           b"<script>", "€".encode()]  # fmt: skip
 
 
-def _fuzz_request(rng: random.Random, port: int) -> bytes:
-    """One random request: a mutated path, odd headers, or bytes with no shape at all."""
+# Fetch metadata a browser sends (and some no browser would): only the first two are served.
+_SITES = [b"same-origin", b"none", b"same-site", b"cross-site", b"Cross-Site", b"", b"\xff",
+          b"same-origin, cross-site"]  # fmt: skip
+
+
+def _fuzz_request(rng: random.Random, server: Server) -> bytes:
+    """One random request: a mutated path, odd headers, fetch metadata, or bytes with no shape
+    at all."""
     kind = rng.random()
     if kind < 0.05:
         return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
-    path = bytearray(rng.choice(_PATHS).encode())
+    page = rng.choice(_PATHS)
+    path = bytearray((f"/{server.token}{page}" if rng.random() < 0.9 else page).encode())
     for _ in range(rng.randrange(4)):
         at = rng.randrange(len(path) + 1)
         piece = rng.choice(_NASTY) if rng.random() < 0.7 else b"%%%02x" % rng.randrange(256)
         path[at:at] = piece
-    host = f"127.0.0.1:{port}".encode() if rng.random() < 0.8 else rng.choice(_NASTY)
+    own = f"127.0.0.1:{server.port}".encode()
+    host = own if rng.random() < 0.8 else rng.choice(_NASTY)
     method = rng.choice([b"GET"] * 8 + [b"POST", b"HEAD", b"G\x00T"])
     version = rng.choice([b"HTTP/1.1"] * 6 + [b"HTTP/1.0", b"HTTP/9.9", b"", b"HTTP/1.1\xff"])
     head = method + b" " + bytes(path) + (b" " + version if version else b"") + b"\r\n"
     head += b"Host: " + host + b"\r\n"
     for _ in range(rng.randrange(3)):
-        head += rng.choice([b"X-A", b"Cookie", b"Range", b"\xff"]) + b": "
-        head += rng.choice(_NASTY) + rng.choice(_NASTY) + b"\r\n"
+        head += rng.choice([b"Sec-Fetch-Site"] * 2 + [b"X-A", b"Cookie", b"Range", b"\xff"])
+        head += b": " + rng.choice([*_SITES, *_NASTY]) + b"\r\n"
+    if rng.random() < 0.2:
+        head += b"Origin: " + rng.choice([b"http://evil.example", b"null", b"http://" + own])
+        head += b"\r\n"
     return head + b"\r\n"
 
 
@@ -329,7 +392,7 @@ def test_fuzz_leaves_no_traceback_and_no_injected_header(server: Server) -> None
     counts: dict[str, int] = {}
     deadline = time.monotonic() + 240  # generous: on an idle machine it takes seconds
     for _ in range(FUZZ_REQUESTS):
-        answer = server.request(_fuzz_request(rng, server.port))
+        answer = server.request(_fuzz_request(rng, server))
         _check_answer(answer)
         key = answer[9:12].decode("latin-1") if answer.startswith(b"HTTP/") else "bare"
         counts[key] = counts.get(key, 0) + 1

@@ -63,6 +63,40 @@ def test_sweep_store_refuses_another_sweeps_file(tmp_path: Path) -> None:
         SweepStore(tmp_path / "other.jsonl").open(["x"])
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"\xff\xfe", "line 2 is not UTF-8"),
+        (b"[1, 2]", r"line 2 is no run record \(a list, not an object\)"),
+        (b'{"run_id": 0, "params": {}, "score": 1, "cost": 1, "evil": 1}', r"lacks: \['evil'\]"),
+        (b'{"run_id": 0}', "line 2 is no run record"),
+        (b"[" * 200_000 + b"]" * 200_000, "line 2 nests too deep"),
+    ],
+)
+def test_sweep_store_lines_no_sweep_wrote_are_one_error(
+    tmp_path: Path, line: bytes, message: str
+) -> None:
+    path = tmp_path / "sweep.jsonl"
+    SweepStore(path).open(["x"])
+    with path.open("ab") as f:
+        f.write(
+            line
+            + b"\n"
+            + json.dumps({"run_id": 1, "params": {}, "score": 1, "cost": 1}).encode()
+            + b"\n"
+        )
+    with pytest.raises(SweepStoreError, match=message):
+        SweepStore(path).open(["x"])
+
+
+def test_sweep_store_is_never_opened_through_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    (tmp_path / "sweep.jsonl").symlink_to(target)
+    with pytest.raises(SweepStoreError, match="is a symlink"):
+        SweepStore(tmp_path / "sweep.jsonl").open(["x"])
+    assert not target.exists()
+
+
 def test_sweep_store_drops_a_line_cut_short_and_refuses_a_broken_middle(tmp_path: Path) -> None:
     path = tmp_path / "sweep.jsonl"
     store = SweepStore(path)

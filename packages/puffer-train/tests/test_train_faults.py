@@ -64,10 +64,27 @@ def test_a_reused_run_id_without_resume_is_refused_and_loses_nothing(tmp_path: P
 
 def test_fresh_run_ids_never_collide(tmp_path: Path) -> None:
     # Two runs of one process within one second share the time stamp and the pid.
-    first, second = (ckpt.make_run_dir(_config(tmp_path, run_id=""), ENV).root for _ in "ab")
+    first, second = (ckpt.make_run_dir(_config(tmp_path, run_id=""), ENV) for _ in "ab")
+    for paths in (first, second):
+        ckpt.release_run_dir(paths)
+    first, second = first.root, second.root
     assert first != second and first.is_dir() and second.is_dir()
     if second.name.split("-")[:2] == first.name.split("-")[:2]:  # the same second
         assert second.name == f"{first.name}-2"
+
+
+def test_a_run_dir_is_locked_while_its_run_lives(tmp_path: Path) -> None:
+    paths = ckpt.make_run_dir(_config(tmp_path), ENV)
+    assert paths.lock.read_text() == f"{os.getpid()}\n"
+    # Another open of the lock (another process, or a second run in this one) is refused.
+    with pytest.raises(ConfigError, match=rf"is in use: the run of pid {os.getpid()} trains"):
+        ckpt.make_run_dir(_config(tmp_path, resume=False), ENV)
+    ckpt.release_run_dir(paths)
+    # train() holds it for the run and gives it back however the run ends.
+    train(ENV, _config(tmp_path))
+    with pytest.raises(ConfigError, match="already holds a run"):
+        train(ENV, _config(tmp_path, total_timesteps=2048))
+    assert train(ENV, _config(tmp_path, total_timesteps=2048, resume=True)).global_step == 2048
 
 
 _TRAIN_FOREVER = """
@@ -114,8 +131,8 @@ def test_temp_files_of_a_killed_save_are_removed_when_the_run_is_opened(tmp_path
     train(ENV, _config(tmp_path, total_timesteps=1536, resume=True))
     assert not any(leftover.exists() for leftover in leftovers)
     assert sorted(p.name for p in paths.root.iterdir()) == sorted(
-        ["checkpoint.pt", "config.json", "metrics.jsonl"]
-    )
+        [".lock", "checkpoint.pt", "config.json", "metrics.jsonl"]
+    )  # .lock stays: removing it would race with a run taking it
 
 
 def test_resume_skips_metrics_lines_that_are_no_rows_and_counts_them(tmp_path: Path) -> None:
@@ -145,7 +162,7 @@ class _Opaque:
         ({"model": {}}, r"it lacks \['config', 'optimizer', 'rng', 'trainer'\]"),
         (
             {"model": {}, "optimizer": {}, "trainer": 3, "rng": {}, "config": {}},
-            r"its trainer or config entry is not a dict",
+            r"its model, trainer or config entry is not a dict",
         ),
         (
             {

@@ -3,15 +3,20 @@
 Line 1 is a header naming the searched parameters; each later line is a `RunRecord`. A sweep
 killed at any moment loses at most the runs in flight: on restart the store is read back, its runs
 replayed into the method, and the sweep goes on. A last line cut short by the kill is ignored.
+
+The store is opened with O_NOFOLLOW (a symlink planted under its name is refused, never written
+through), and a line no sweep wrote (not UTF-8, not an object, a field RunRecord lacks) is one
+`SweepStoreError` naming the line.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +26,7 @@ from puffer.sweep.space import Params
 __all__ = ["RunRecord", "SweepStore"]
 
 _FORMAT = "puffer-sweep/1"
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass
@@ -88,37 +94,85 @@ class SweepStore:
             SweepStoreError: If the store belongs to a sweep over other parameters, or a line
                 other than the last is not valid JSON.
         """
-        if not self.path.exists() or self.path.stat().st_size == 0:
+        raw = self._read()
+        if raw is None or not raw:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._write({"format": _FORMAT, "params": list(names)})
             return []
-        raw = self.path.read_bytes()
         if not raw.endswith(b"\n"):
             # A kill cut the last write short: drop the partial line so appends start clean.
             raw = raw[: raw.rfind(b"\n") + 1]
-            with self.path.open("r+b") as f:
-                f.truncate(len(raw))
-        lines = raw.decode().splitlines()
+            fd = self._open(os.O_WRONLY)
+            try:
+                os.ftruncate(fd, len(raw))
+            finally:
+                os.close(fd)
+        try:
+            lines = raw.decode("utf-8").splitlines()
+        except UnicodeDecodeError as error:
+            line = raw[: error.start].count(b"\n") + 1
+            raise SweepStoreError(
+                f"{self!r}: line {line} is not UTF-8, so no sweep wrote it; pass a new store "
+                "path, or remove that line"
+            ) from None
         if not lines:
             self._write({"format": _FORMAT, "params": list(names)})
             return []
         header = self._parse(lines[0], 1, last=len(lines) == 1)
-        if header is None or header.get("format") != _FORMAT:
+        if not isinstance(header, dict) or header.get("format") != _FORMAT:
             raise SweepStoreError(
                 f"{self!r}: line 1 is not a {_FORMAT} header; pass a new store path"
             )
-        if header["params"] != list(names):
+        if header.get("params") != list(names):
             raise SweepStoreError(
-                f"{self!r} holds a sweep over {header['params']}, not {list(names)}; pass a new "
-                "store path, or the same [sweep] parameters to resume it"
+                f"{self!r} holds a sweep over {header.get('params')}, not {list(names)}; pass a "
+                "new store path, or the same [sweep] parameters to resume it"
             )
         records = []
         for number, line in enumerate(lines[1:], start=2):
             data = self._parse(line, number, last=number == len(lines))
             if data is not None:
-                data["curve"] = [tuple(p) for p in data.get("curve", [])]
-                records.append(RunRecord(**data))
+                records.append(self._record(data, number))
         return records
+
+    def _record(self, data: object, number: int) -> RunRecord:
+        """Line `number`'s `RunRecord`, or `SweepStoreError` naming what no sweep writes."""
+        known = {f.name for f in fields(RunRecord)}
+        if not isinstance(data, dict):
+            problem = f"a {type(data).__name__}, not an object"
+        elif unknown := sorted(set(data) - known):
+            problem = f"fields a run record lacks: {unknown}"
+        else:
+            try:
+                data["curve"] = [tuple(p) for p in data.get("curve", [])]
+                return RunRecord(**data)
+            except TypeError as error:
+                problem = str(error)
+        raise SweepStoreError(
+            f"{self!r}: line {number} is no run record ({problem}), so no sweep wrote it; "
+            "pass a new store path, or remove that line"
+        )
+
+    def _open(self, flags: int) -> int:
+        """An fd of the store, never through a symlink."""
+        try:
+            return os.open(self.path, flags | _NOFOLLOW, 0o644)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SweepStoreError(
+                    f"{self!r} is a symlink (to {os.readlink(self.path)}); a sweep writes no "
+                    "store through a symlink: remove it, or pass a new store path"
+                ) from None
+            raise
+
+    def _read(self) -> bytes | None:
+        """The store's bytes, or None when there is none."""
+        try:
+            fd = self._open(os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
 
     def append(self, record: RunRecord) -> None:
         """Appends one run and forces it to disk (flush + fsync) before returning."""
@@ -128,14 +182,20 @@ class SweepStore:
         self._write(data)
 
     def _write(self, data: dict[str, object]) -> None:
-        with self.path.open("a") as f:
-            f.write(json.dumps(data, allow_nan=False, default=repr) + "\n")
+        fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "ab") as f:
+            f.write((json.dumps(data, allow_nan=False, default=repr) + "\n").encode())
             f.flush()
             os.fsync(f.fileno())
 
     def _parse(self, line: str, number: int, *, last: bool) -> dict | None:
         try:
             return json.loads(line)
+        except RecursionError:
+            raise SweepStoreError(
+                f"{self!r}: line {number} nests too deep to be a run record, so no sweep wrote "
+                "it: remove that line"
+            ) from None
         except json.JSONDecodeError as e:
             if last:  # the write a kill cut short; that run is simply run again
                 return None

@@ -9,16 +9,29 @@ checkpoint intact; the temp file such a kill leaves is removed when the run dir 
 
 A run dir belongs to one run: a new run refuses a directory that already holds a checkpoint or
 metrics (it would overwrite the one and append to the other), and only `train.resume` opens it.
+While a run trains, its process holds an exclusive `flock` on the directory's `.lock` (holding
+its pid): a second `train` or resume of the same directory, started at the same moment or later,
+is refused naming that pid, so two runs never interleave metrics or replace each other's
+checkpoint. The lock goes with the process (a killed run leaves nothing to clean up).
 
 Evaluation and play find a run's checkpoint (`find_checkpoint`: a file, a run dir or "latest")
 and rebuild its policy from the checkpoint's own config (`load_policy`).
+
+A checkpoint is data, whoever wrote it: its config is parsed and checked as user input is
+(`Config.from_dict`, every field typed and ranged), and it never chooses code to run. Its
+`policy.encoder` may name a built-in encoder; a `module:factory` one is imported only when the
+user named that same encoder (on the command line, in `--config`, or through the env's shipped
+TOML) or passed `--trust-checkpoint` (`load_policy(..., trusted_encoder=, trust=)`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import pickle
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +40,19 @@ import torch
 
 from puffer.core import PufferEnv, PufferError
 from puffer.train.config import RENAMED_KEYS, Config, ConfigError
-from puffer.train.paths import RunPaths
+from puffer.train.limits import check_limits
+from puffer.train.paths import RunPaths, check_name
 from puffer.train.policies import Policy, make_policy
-from puffer.train.storage import atomic_write, temp_files, writing
+from puffer.train.storage import (
+    atomic_write,
+    check_inside,
+    refuse_symlink,
+    temp_files,
+    writing,
+)
 
 __all__ = [
+    "BUILTIN_ENCODERS",
     "CheckpointError",
     "check_compatible",
     "find_checkpoint",
@@ -39,8 +60,10 @@ __all__ = [
     "load_policy",
     "load_run_config",
     "make_run_dir",
+    "release_run_dir",
     "rng_state",
     "save",
+    "saved_config",
     "set_rng_state",
 ]
 
@@ -61,6 +84,8 @@ _FIXED = {
 
 # What every checkpoint holds (`PuffeRL.state_dict()`).
 _REQUIRED = {"model", "optimizer", "trainer", "rng", "config"}
+# Encoders `make_policy` builds from its own code; any other value names a module to import.
+BUILTIN_ENCODERS = ("mlp", "nature_cnn", "impala", "multi")
 
 
 class CheckpointError(PufferError):
@@ -68,15 +93,19 @@ class CheckpointError(PufferError):
 
 
 def make_run_dir(config: Config, env_name: str) -> RunPaths:
-    """Create (or, when resuming, open) the run directory and write config.json into it.
+    """Create (or, when resuming, open) the run directory, lock it for this process, and write
+    config.json into it; `release_run_dir` gives the lock back.
 
     An empty `run_id` becomes a fresh time-stamped id, which is written back into `config`.
     Temp files left by a run killed mid-write are removed.
 
     Raises:
+        APIUsageError: a run id that names no single directory (a '/', '..', past MAX_NAME).
         CheckpointError: resuming a run directory that has no checkpoint.
-        ConfigError: a new run (no `train.resume`) in a directory that already holds a run.
-        StorageError: the directory or config.json cannot be written (a full disk).
+        ConfigError: a new run (no `train.resume`) in a directory that already holds a run,
+            or a directory another process trains in (the message names its pid).
+        StorageError: the directory or config.json cannot be written (a full disk), the run
+            dir leads outside the data dir, or a run file in it is a symlink.
     """
     train = config.train
     if not train.run_id:
@@ -85,28 +114,74 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
                 "train.resume is set but train.run_id is empty; name the run to resume"
             )
         train.run_id = _fresh_run_id(train.data_dir, env_name)
+    check_name("train.run_id", train.run_id)
     paths = RunPaths(train.data_dir, env_name, train.run_id)
     if train.resume and not paths.checkpoint.is_file():
         raise CheckpointError(
             f"cannot resume: {paths.checkpoint} does not exist; check train.data_dir "
             "and train.run_id, or start a new run without train.resume"
         )
-    held = [p.name for p in (paths.checkpoint, paths.metrics) if p.exists()]
-    if held and not train.resume:
-        raise ConfigError(
-            f"run directory {paths.root} already holds a run ({', '.join(held)}); continue it "
-            f"with train.resume (--train.resume true), or start a new run under another "
-            "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
-        )
     with writing(paths.root):
         paths.root.mkdir(parents=True, exist_ok=True)
-    # Only this run writes here, so any temp file is a killed write's leftover.
-    for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.METRICS):
-        for leftover in temp_files(paths.root, name):
-            leftover.unlink(missing_ok=True)
-    text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
-    atomic_write(paths.config, lambda f: f.write(text.encode()))
+    check_inside(paths.root, train.data_dir)
+    _lock(paths)
+    try:
+        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.CONFIG_TOML, RunPaths.METRICS):
+            refuse_symlink(paths.root / name)
+        held = [p.name for p in (paths.checkpoint, paths.metrics) if p.exists()]
+        if held and not train.resume:
+            raise ConfigError(
+                f"run directory {paths.root} already holds a run ({', '.join(held)}); continue "
+                f"it with train.resume (--train.resume true), or start a new run under another "
+                "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
+            )
+        # Only this run writes here (it holds the lock), so any temp file is a killed write's.
+        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.METRICS):
+            for leftover in temp_files(paths.root, name):
+                leftover.unlink(missing_ok=True)
+        text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
+        atomic_write(paths.config, lambda f: f.write(text.encode()))
+    except BaseException:
+        release_run_dir(paths)
+        raise
     return paths
+
+
+# The fds of the run dirs this process holds locked, by directory.
+_HELD: dict[Path, int] = {}
+# Seconds to wait for a lock's holder to write its pid (it locks first, then writes).
+_PID_WAIT = 1.0
+
+
+def _lock(paths: RunPaths) -> None:
+    """Take the run dir's exclusive lock, or raise `ConfigError` naming the process holding it."""
+    with writing(paths.lock):
+        fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        deadline = time.monotonic() + _PID_WAIT
+        holder = b""
+        while not holder.strip() and time.monotonic() < deadline:
+            holder = os.pread(fd, 32, 0)
+            time.sleep(0.01)
+        os.close(fd)
+        pid = holder.decode(errors="replace").strip() or "unknown"
+        raise ConfigError(
+            f"run directory {paths.root} is in use: the run of pid {pid} trains there (a "
+            "second train or resume would interleave its metrics and replace its checkpoint); "
+            "wait for it to end or stop it, or use another train.run_id"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _HELD[paths.root] = fd
+
+
+def release_run_dir(paths: RunPaths) -> None:
+    """Release the lock `make_run_dir` took (the run ended); nothing when it holds none."""
+    fd = _HELD.pop(paths.root, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def _fresh_run_id(data_dir: str | Path, env_name: str) -> str:
@@ -163,12 +238,16 @@ def load(path: str | Path) -> dict[str, Any]:
         problem = f"it holds a {type(state).__name__}, not a dict"
     elif missing := sorted(_REQUIRED - set(state)):
         problem = f"it lacks {missing}"
-    elif not all(isinstance(state[key], dict) for key in ("trainer", "config")):
-        problem = "its trainer or config entry is not a dict"
+    elif not all(isinstance(state[key], dict) for key in ("model", "trainer", "config")):
+        problem = "its model, trainer or config entry is not a dict"
+    elif bad := [k for k, v in state["config"].items() if not isinstance(v, dict)]:
+        problem = f"its config section {bad[0]!r} is not a dict"
     elif not all(type(state["trainer"].get(key)) is int for key in ("global_step", "epoch")):
         problem = "its trainer entry lacks an integer global_step and epoch"
     else:
+        # From here on every reader sees the config as the typed sections parsed it.
         state["config"] = _renamed_keys_upgraded(state["config"])
+        state["config"] = saved_config(state, path).to_dict()
         return state
     raise CheckpointError(
         f"checkpoint {path} is corrupt or unreadable: {problem}, so it is no puffer checkpoint; "
@@ -219,24 +298,67 @@ def _renamed_keys_upgraded(config: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
+def saved_config(state: dict[str, Any], checkpoint: str | Path) -> Config:
+    """The config a loaded checkpoint holds, parsed and checked as user input is (every field
+    typed and ranged by its section, sizes bounded by `puffer.train.limits`, unknown keys
+    refused).
+
+    Raises:
+        CheckpointError: a field the config sections refuse; the message names it.
+    """
+    try:
+        config = Config.from_dict(state["config"])
+        check_limits(config)
+        return config
+    except (ConfigError, TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"checkpoint {checkpoint} holds a config puffer refuses ({error}); it was not "
+            "written by this puffer: delete it, or train again"
+        ) from error
+
+
 def load_run_config(checkpoint: str | Path) -> Config:
     """The config a checkpoint was trained with.
 
     Raises:
         CheckpointError: The file is not a puffer checkpoint.
     """
-    return Config.from_dict(load(checkpoint)["config"])
+    return saved_config(load(checkpoint), checkpoint)
 
 
-def load_policy(checkpoint: str | Path, env: PufferEnv) -> Policy:
+def load_policy(
+    checkpoint: str | Path,
+    env: PufferEnv,
+    *,
+    trusted_encoder: str | None = None,
+    trust: bool = False,
+) -> Policy:
     """Build the policy a checkpoint was trained with (its own [policy] section), load its
     weights (on the CPU) and put it in eval mode.
 
+    Args:
+        checkpoint: The checkpoint file.
+        env: The env the policy acts in.
+        trusted_encoder: The encoder the user's own config names (`policy.encoder` resolved
+            from the env's TOMLs, `--config` and the command line): a `module:factory`
+            encoder of the checkpoint is imported only when it is this one.
+        trust: Import whatever encoder the checkpoint names (`--trust-checkpoint`).
+
     Raises:
-        CheckpointError: The file is not a puffer checkpoint or does not fit `env`.
+        CheckpointError: The file is not a puffer checkpoint, does not fit `env`, or names
+            an encoder to import that the user did not name.
     """
     state = load(checkpoint)
-    saved = Config.from_dict(state["config"])
+    saved = saved_config(state, checkpoint)
+    encoder = saved.policy.encoder
+    if encoder not in BUILTIN_ENCODERS and not trust and encoder != trusted_encoder:
+        # Importing the module runs its code: a checkpoint someone sent would choose it.
+        raise CheckpointError(
+            f"checkpoint {checkpoint} names policy.encoder {encoder!r}, code to import that "
+            f"you did not name (your config's encoder is {trusted_encoder!r}); puffer imports "
+            f"it only if you ask: pass --policy.encoder {encoder} if you trust that module, "
+            "or --trust-checkpoint"
+        )
     policy = make_policy(saved.policy, env)
     try:
         policy.load_state_dict(state["model"])

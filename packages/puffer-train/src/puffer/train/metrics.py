@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from puffer.train.storage import atomic_write, writing
+from puffer.train.storage import atomic_write, open_append, writing
 
 __all__ = [
     "JSONLSink",
@@ -41,8 +41,9 @@ class MetricsSink(Protocol):
 class JSONLSink:
     """Appends one JSON object per epoch (`{"step": ..., **metrics}`) to `path`.
 
-    Appending keeps a resumed run's history in the same file. Non-finite floats are written as
-    null so every line stays valid JSON. Each row goes to the file in one unbuffered write, so
+    Appending keeps a resumed run's history in the same file; the file is never opened through
+    a symlink (`open_append`). Non-finite floats are written as null so every line stays valid
+    JSON. Each row goes to the file in one unbuffered write, so
     a failed write raises at once (`StorageError`) and `close()` has nothing left to flush.
     """
 
@@ -50,7 +51,7 @@ class JSONLSink:
         self.path = Path(path)
         with writing(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("ab", buffering=0)
+        self._file = open_append(self.path)
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         row = {"step": step}
@@ -90,8 +91,8 @@ def _lines(data: bytes) -> Iterator[tuple[bytes, dict[str, Any] | None]]:
             continue
         try:
             row = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            row = None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            row = None  # RecursionError: nested too deep for json, so no trainer wrote it
         if not isinstance(row, dict) or not _finite_number(row.get("step")):
             row = None
         yield line, row

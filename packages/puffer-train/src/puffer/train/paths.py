@@ -5,6 +5,7 @@
         config.toml     the resolved CLI config (`puffer train` writes it; `--config` reloads it)
         checkpoint.pt   model, optimizer, trainer state, RNG streams, env state (atomic)
         metrics.jsonl   one JSON object per epoch, appended across resumes
+        .lock           held (flock) by the one process training in the directory
         eval.gif        `puffer eval`'s latest video (a copy when --video wrote one
                         elsewhere): the one the dashboard shows
         tensorboard/    event files (train.tensorboard)
@@ -21,7 +22,32 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RunPaths"]
+from puffer.core import APIUsageError
+
+__all__ = ["MAX_NAME", "RunPaths", "check_name"]
+
+# Bytes in a run id or sweep name: one directory name (255 on most file systems), with room
+# for the "sweep-" prefix and the temp files written beside it.
+MAX_NAME = 200
+
+
+def check_name(what: str, name: str) -> str:
+    """`name` when it names one directory level (a run id, a sweep name); else `APIUsageError`.
+
+    Example:
+        >>> check_name("--name", "lr-search")
+        'lr-search'
+    """
+    if "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
+        problem = "it holds '/', '\\' or a NUL, or is '.' or '..', so it would leave its folder"
+    elif len(name.encode()) > MAX_NAME:
+        problem = f"it is {len(name.encode())} bytes long, past the {MAX_NAME} a name may have"
+    else:
+        return name
+    raise APIUsageError(
+        f"{what} {name[:60]!r}{'...' if len(name) > 60 else ''} is refused: {problem}; name one "
+        "directory, e.g. letters, digits, '-' and '_'"
+    )
 
 
 @dataclass(frozen=True)
@@ -46,6 +72,7 @@ class RunPaths:
     CONFIG = "config.json"
     CONFIG_TOML = "config.toml"
     CHECKPOINT = "checkpoint.pt"
+    LOCK = ".lock"
     METRICS = "metrics.jsonl"
     VIDEO = "eval.gif"
 
@@ -89,6 +116,10 @@ class RunPaths:
     @property
     def checkpoint(self) -> Path:
         return self.root / self.CHECKPOINT
+
+    @property
+    def lock(self) -> Path:
+        return self.root / self.LOCK
 
     @property
     def metrics(self) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import signal
@@ -23,6 +24,7 @@ from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.config import Config, Sizes, load_config
+from puffer.train.limits import check_limits
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy, make_policy
@@ -214,6 +216,7 @@ def train(
         256
     """
     config = _resolve(env, config, config_file, overrides)
+    check_limits(config)  # sizes past any machine's fail here, before envs or tensors exist
     cfg = config.train
     cfg.check_host()  # a missing GPU or an unwritable data_dir fails before any env exists
     distributed.init_from_env(cfg.device)
@@ -222,13 +225,14 @@ def train(
     apply_torch_settings(config)  # before the policy is built
     # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
     # start, e.g. envs still being built, does not lose the signal).
-    with _StopSignals() as stop:
+    with _StopSignals() as stop, contextlib.ExitStack() as held:
         owns_env = isinstance(env, str)
         name = env if isinstance(env, str) else env_name or type(env).__name__
         # The run dir first: a run id that is taken (or a full disk) fails before envs exist.
         paths = None
         if rank == 0:
             paths = ckpt.make_run_dir(config, name)
+            held.callback(ckpt.release_run_dir, paths)  # the run dir is this run's until it ends
         elif cfg.run_id:
             paths = RunPaths(cfg.data_dir, name, cfg.run_id)
         resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None

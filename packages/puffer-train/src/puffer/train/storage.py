@@ -1,7 +1,10 @@
 """Writing a run's files: atomic replacement, and one clear error when the disk says no.
 
 Every file a run writes goes through here: `atomic_write` for the files replaced whole
-(checkpoint.pt, config.json, a truncated metrics.jsonl) and `writing` around appends. A write
+(checkpoint.pt, config.json, config.toml, a truncated metrics.jsonl, eval videos) and
+`open_append` for appends. Neither writes through a symlink: a replaced file's name is renamed
+over (a symlink there is replaced, its target untouched), and an append opens with O_NOFOLLOW,
+so a link planted in a data dir (metrics.jsonl -> ~/.bashrc) cannot aim a run's writes. A write
 that fails (a full disk, a read-only or vanished directory) becomes a `StorageError` naming the
 file, the reason and the space left on its disk, instead of a raw `OSError` (or torch's
 `inline_container.cc` error, which is how a full disk reaches `torch.save`). Files already in
@@ -10,6 +13,7 @@ place are never touched by a failed write: the previous checkpoint stays whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -20,7 +24,17 @@ from typing import BinaryIO
 
 from puffer.core import PufferError
 
-__all__ = ["TEMP_SUFFIX", "StorageError", "atomic_write", "free_bytes", "temp_files", "writing"]
+__all__ = [
+    "TEMP_SUFFIX",
+    "StorageError",
+    "atomic_write",
+    "check_inside",
+    "free_bytes",
+    "open_append",
+    "refuse_symlink",
+    "temp_files",
+    "writing",
+]
 
 # `atomic_write` writes `.<name>.<random>.tmp` beside its target, then renames it over the target.
 TEMP_SUFFIX = ".tmp"
@@ -91,6 +105,44 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def check_inside(path: Path, root: str | Path) -> None:
+    """Raise `StorageError` unless `path`, symlinks resolved, lies inside `root` (resolved too:
+    the data dir itself may be a link the user made)."""
+    real, top = Path(path).resolve(), Path(root).resolve()
+    if real != top and top not in real.parents:
+        raise StorageError(
+            f"{path} leads to {real}, outside the data dir {top} (a symlink on the way); puffer "
+            "writes only inside train.data_dir: remove the link, or use another name"
+        )
+
+
+def refuse_symlink(path: Path) -> None:
+    """Raise `StorageError` when `path` is a symlink (dangling or not): puffer writes no file
+    through one."""
+    if path.is_symlink():
+        raise StorageError(
+            f"{path} is a symlink (to {os.readlink(path)}); puffer writes no run file through "
+            "a symlink, which could aim the write anywhere: remove it, or use another run"
+        )
+
+
+def open_append(path: Path) -> BinaryIO:
+    """`path` opened to append, unbuffered, created if missing, never through a symlink.
+
+    Raises:
+        StorageError: `path` is a symlink, or the open failed (a full disk, no permission).
+    """
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+        )
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            refuse_symlink(path)
+        raise _error(path, error.strerror or str(error)) from error
+    return os.fdopen(fd, "ab", buffering=0)
 
 
 def temp_files(directory: Path, name: str) -> list[Path]:

@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from puffer.core import PufferError
+from puffer.core import PufferError, env_creator, registered_envs
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
-from puffer.train.config import load_config
-from puffer.train.metrics import parse_metrics
+from puffer.train.config import Config, load_config
 from puffer.train.paths import RunPaths
 from puffer.train.score import SCORE
 from puffer.view.inside import is_file_inside, read_inside, subdirs_inside
+from puffer.view.tail import MetricsTail
 
 __all__ = ["MAX_POINTS", "collect", "read_run", "read_sweep"]
 
@@ -52,8 +52,13 @@ _ERROR_CHARS = 300
 Entry = dict[str, Any]
 
 
-def collect(data_dir: str | Path) -> dict[str, Any]:
+def collect(data_dir: str | Path, tail: MetricsTail | None = None) -> dict[str, Any]:
     """Every run and sweep under `data_dir`, as the page's data.
+
+    Args:
+        data_dir: The runs' root.
+        tail: What earlier calls read of the metrics files (the server keeps one, so a reload
+            reads only what was appended); None reads them afresh.
 
     Returns:
         `{"data_dir": str, "runs": [run, ...], "sweeps": [sweep, ...]}`, runs newest first;
@@ -61,13 +66,14 @@ def collect(data_dir: str | Path) -> dict[str, Any]:
         has the same fields, empty, and `error` saying why. A missing `data_dir` gives no runs.
     """
     root = Path(data_dir)
+    tail = MetricsTail() if tail is None else tail
     runs: list[Entry] = []
     sweeps: list[Entry] = []
 
     def add_run(run: str, sweep: str | None = None) -> None:
         runs.append(
             _isolated(
-                lambda: read_run(root / run, root, sweep),
+                lambda: read_run(root / run, root, sweep, tail),
                 lambda error: _broken_run(run, sweep, error),
             )
         )
@@ -110,13 +116,16 @@ def _isolated(read: Callable[[], Entry], broken: Callable[[str], Entry]) -> Entr
     return entry
 
 
-def read_run(run_dir: Path, root: Path, sweep: str | None = None) -> Entry:
+def read_run(
+    run_dir: Path, root: Path, sweep: str | None = None, tail: MetricsTail | None = None
+) -> Entry:
     """One run: its curves, config diff, score and speed.
 
     Args:
         run_dir: `<...>/<env>/<run_id>/`, inside `root`.
         root: The data dir; ids and file links are relative to it.
         sweep: The id of the sweep the run belongs to, if any.
+        tail: Where its metrics file is read from (`collect`'s); None reads it afresh.
 
     Returns:
         A dict: `id` (the run dir relative to `root`), `env`, `sweep`, `metrics` (name ->
@@ -125,14 +134,16 @@ def read_run(run_dir: Path, root: Path, sweep: str | None = None) -> Entry:
         ({key: [value, default]} for each config key off its default), `score` (the run's
         score, `puffer.train.score`, as its last epoch logged it; None before an episode
         ends), `sps` (mean), `steps` (last), `video` (link to eval.gif or None), `updated`
-        (mtime of the metrics), `skipped` (metrics lines that are no rows), `error` (None).
+        (mtime of the metrics), `skipped` (metrics lines that are no rows), `unread` (bytes
+        at the start of a metrics file past `puffer.view.tail.METRICS_CAP` left out),
+        `error` (None).
 
     Raises:
         Exception: whatever the files make parsing raise (`collect` catches it).
     """
     run = run_dir.relative_to(root).as_posix()
     env = run_dir.parent.name
-    found = parse_metrics(read_inside(root, f"{run}/{RunPaths.METRICS}") or b"")
+    found = (MetricsTail() if tail is None else tail).read(root, f"{run}/{RunPaths.METRICS}")
     rows = found.rows
     steps = np.array([row["step"] for row in rows], dtype=np.float64)
     sps = np.array([_number(row.get("performance/sps")) for row in rows], dtype=np.float64)
@@ -158,6 +169,7 @@ def read_run(run_dir: Path, root: Path, sweep: str | None = None) -> Entry:
         "video": video if is_file_inside(root, video) else None,
         "updated": _mtime(root / run / RunPaths.METRICS),
         "skipped": found.skipped,
+        "unread": found.unread,
         "error": None,
     }
 
@@ -178,6 +190,7 @@ def _broken_run(run: str, sweep: str | None, error: str) -> Entry:
         "video": None,
         "updated": 0.0,
         "skipped": 0,
+        "unread": 0,
         "error": error,
     }
 
@@ -245,8 +258,19 @@ def _broken_sweep(sweep: str, error: str) -> Entry:
 
 @cache
 def _env_defaults(env: str) -> dict[str, Any] | None:
-    """The env's default run config (`puffer config ENV`), flat; None when it cannot be loaded
-    (an env dir name that is no env). Shipped configs do not change while a server runs."""
+    """The env's default run config (`puffer config ENV`), flat; the typed defaults alone when
+    the name is not resolved; None when it cannot be loaded. Shipped configs do not change
+    while a server runs.
+
+    An env dir's name is data, not a request to run code: `gym-<module>:<id>` and
+    `pettingzoo-<module>:<fn>` would import the module (a file in the current directory
+    among them), and an env without a TOML would be made to derive its keys. So only a name
+    registered through puffer's entry points whose registration ships a TOML is resolved
+    (that reads the TOML and imports only installed puffer packages); any other name is
+    diffed against the typed defaults.
+    """
+    if env not in registered_envs() or getattr(env_creator(env), "config_file", None) is None:
+        return _flatten(Config().to_dict())
     try:
         return _flatten(load_config(env).to_dict())
     except (PufferError, SweepError):

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["is_file_inside", "read_inside", "subdirs_inside"]
+__all__ = ["is_file_inside", "open_inside", "read_inside", "subdirs_inside"]
 
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -61,6 +61,12 @@ def _open_file(root: Path, relative: str) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def open_inside(root: Path, relative: str) -> int | None:
+    """A read-only fd of the regular file `root/relative` (the caller closes it), or None when
+    `read_inside` would return None."""
+    return _open_file(root, relative)
 
 
 def read_inside(root: Path, relative: str) -> bytes | None:

@@ -3,6 +3,7 @@
     index.html, dashboard.js, dashboard.css   the page (package data in puffer/view/static/)
     plotly.min.js                             the plotting library, from the plotly package
     data.js                                   `pufferData({...})`: experiments.collect() now
+                                              (metrics read incrementally: puffer.view.tail)
     files/<run>/eval.gif                      each run's eval video
 
 Both ways serve the same bytes for the same data dir, so an export opens from disk showing what
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 import threading
 import time
@@ -38,6 +40,7 @@ from puffer.core import APIUsageError
 from puffer.train.paths import RunPaths
 from puffer.view.experiments import collect
 from puffer.view.inside import read_inside
+from puffer.view.tail import MetricsTail
 
 __all__ = ["HOST", "DashboardServer", "data_script", "export", "page_files"]
 
@@ -55,7 +58,10 @@ _HARDENING = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
+    "Cross-Origin-Resource-Policy": "same-origin",
 }
+# The fetch-metadata labels of a request the page (or the user's own address bar) made.
+_OWN_SITE = frozenset({"same-origin", "none"})
 # A request target of printable ASCII only (RFC 9112): anything else is a bad request.
 _PRINTABLE = re.compile(r"[\x21-\x7e]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -111,8 +117,8 @@ def export(data_dir: str | Path, out: str | Path) -> Path:
 
 
 class DashboardServer:
-    """An HTTP server on 127.0.0.1 that serves the dashboard of `data_dir`, read afresh on
-    every load of data.js.
+    """An HTTP server on 127.0.0.1 that serves the dashboard of `data_dir` under `url`, read
+    again on every load of data.js (the metrics files as far as they grew since the last).
 
     Args:
         data_dir: The runs' root (`train.data_dir`).
@@ -122,6 +128,8 @@ class DashboardServer:
     Attributes:
         hosts: The `Host` header values answered (the bound address and port, and
             `localhost:<port>`); any other is refused with 403.
+        token: The random first path segment everything is served under.
+        tail: What the server read of each metrics file (`MetricsTail`).
 
     Raises:
         APIUsageError: The port is taken.
@@ -130,6 +138,8 @@ class DashboardServer:
     def __init__(self, data_dir: str | Path, port: int = 0, refresh: float = 5.0):
         self.data_dir = Path(data_dir)
         self.refresh = refresh
+        self.token = secrets.token_urlsafe(18)
+        self.tail = MetricsTail()
         handler = type("_Handler", (_Handler,), {"dashboard": self})
         try:
             self.httpd = ThreadingHTTPServer((HOST, port), handler)
@@ -144,8 +154,8 @@ class DashboardServer:
 
     @property
     def url(self) -> str:
-        """`http://127.0.0.1:<port>/`."""
-        return f"http://{HOST}:{self.httpd.server_address[1]}/"
+        """`http://127.0.0.1:<port>/<token>/`: the page."""
+        return f"http://{HOST}:{self.httpd.server_address[1]}/{self.token}/"
 
     def serve_forever(self) -> None:
         """Serve in this thread until `close()` or Ctrl-C."""
@@ -166,10 +176,11 @@ class DashboardServer:
         self.httpd.server_close()
 
     def content(self, path: str) -> bytes | None:
-        """The bytes served at URL path `path` (decoded), or None for a path not served."""
+        """The bytes of page path `path` (decoded, the part after `/<token>`), or None for a
+        path not served."""
         name = path.removeprefix("/") or "index.html"
         if name == "data.js":
-            return data_script(collect(self.data_dir), self.refresh)
+            return data_script(collect(self.data_dir, self.tail), self.refresh)
         if name in page_files():
             return page_files()[name]
         if name.startswith("files/") and name.endswith("/" + RunPaths.VIDEO):
@@ -189,10 +200,20 @@ class _Handler(BaseHTTPRequestHandler):
         if len(hosts) != 1 or hosts[0].lower() not in self.dashboard.hosts:
             self.send_error(HTTPStatus.FORBIDDEN)
             return
+        sites = self.headers.get_all("Sec-Fetch-Site") or []
+        if len(sites) > 1 or (sites and sites[0].strip().lower() not in _OWN_SITE):
+            self.send_error(HTTPStatus.FORBIDDEN)
+            return
         path = _decoded_path(self.path)
         if path is None:
             self.send_error(HTTPStatus.BAD_REQUEST)
             return
+        head, slash, rest = path.removeprefix("/").partition("/")
+        # compare_digest: how long a wrong token takes to refuse tells nothing of the right one.
+        if not slash or not secrets.compare_digest(head.encode(), self.dashboard.token.encode()):
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        path = "/" + rest
         try:
             body = self.dashboard.content(path)
         except Exception as error:  # a bug: answer, say so in one line, keep serving

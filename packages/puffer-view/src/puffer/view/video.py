@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from puffer.core import APIUsageError
+from puffer.train.storage import atomic_write, writing
 
 __all__ = ["FrameSink", "VideoWriter", "Window", "check_frame", "has_display"]
 
@@ -58,7 +59,8 @@ def check_frame(frame: object, env_name: str) -> np.ndarray:
 
 
 class VideoWriter:
-    """Collects frames and writes them as a GIF (Pillow) or MP4 (ffmpeg) on `close()`.
+    """Collects frames and writes them as a GIF (Pillow) or MP4 (ffmpeg) on `close()`, each
+    file atomically (`puffer.train.storage.atomic_write`).
 
     Args:
         path: Output file; the suffix picks the format (.gif, .mp4).
@@ -100,14 +102,22 @@ class VideoWriter:
             return
         import imageio.v2 as imageio
 
+        encoded: dict[str, bytes] = {}
         for path in (self.path, *self.copies):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.suffix.lower() == ".gif":
-                # Pillow takes the frame duration in milliseconds; loop=0 repeats forever.
-                imageio.mimwrite(path, self.frames, duration=1000 / self.fps, loop=0)
-            else:
-                # macro_block_size=1 keeps odd frame sizes instead of resizing them.
-                imageio.mimwrite(path, self.frames, fps=self.fps, macro_block_size=1)
+            suffix = path.suffix.lower()
+            if suffix not in encoded:
+                if suffix == ".gif":
+                    # Pillow takes the frame duration in milliseconds; loop=0 repeats forever.
+                    options = {"duration": 1000 / self.fps, "loop": 0}
+                else:
+                    # macro_block_size=1 keeps odd frame sizes instead of resizing them.
+                    options = {"fps": self.fps, "macro_block_size": 1}
+                encoded[suffix] = imageio.mimwrite("<bytes>", self.frames, format=suffix, **options)
+            with writing(path):
+                path.parent.mkdir(parents=True, exist_ok=True)
+            # Renamed over the old file: a full disk leaves the old video whole, and a symlink
+            # planted under the name is replaced, not written through.
+            atomic_write(path, lambda file, data=encoded[suffix]: file.write(data))
 
 
 class Window:

@@ -8,6 +8,7 @@ naming the key, the value and the fix, and exit status 2, before anything is bui
 from __future__ import annotations
 
 import difflib
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,13 +19,16 @@ from rich.text import Text
 
 from puffer.core import EnvNotFoundError, MissingPackageError, PufferError, registered_envs
 from puffer.sweep.errors import SweepError
-from puffer.train.config import Config, load_config
+from puffer.train.config import Config, ConfigError, load_config
+from puffer.train.limits import check_limits
+from puffer.train.paths import check_name
 
 __all__ = [
     "CONFIG_OPTION",
     "OVERRIDES",
     "PROGRESS_OPTION",
     "TENSORBOARD_OPTION",
+    "TRUST_CHECKPOINT_OPTION",
     "WANDB_OPTION",
     "console",
     "err_console",
@@ -58,6 +62,12 @@ TENSORBOARD_OPTION = typer.Option(
     False,
     "--tensorboard",
     help="Also log to TensorBoard, in <run dir>/tensorboard/ (= --train.tensorboard true).",
+)
+TRUST_CHECKPOINT_OPTION = typer.Option(
+    False,
+    "--trust-checkpoint",
+    help="Import the encoder module a checkpoint names even when your config does not name it "
+    "(a checkpoint is data: without this, only built-in encoders and yours are built).",
 )
 WANDB_OPTION = typer.Option(
     False,
@@ -109,6 +119,25 @@ def _known_env_error(name: str, error: EnvNotFoundError) -> EnvNotFoundError:
     return EnvNotFoundError(f"{error}; closest puffer envs: {', '.join(close)}", tuple(close))
 
 
+def _check_config_file(path: Path) -> None:
+    """Refuse a `--config` file TOML cannot read as text: bytes that are not UTF-8, or tables
+    or arrays nested past what the parser's recursion takes (a traceback otherwise)."""
+    try:
+        tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"--config {path}: byte {error.start} is not UTF-8, so it is no TOML file; save it "
+            "as UTF-8 text"
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            f"--config {path}: tables or arrays nest too deep for a config; a config has "
+            "sections of keys"
+        ) from None
+    except (OSError, tomllib.TOMLDecodeError):
+        return  # load_config names these with their line
+
+
 def resolve_config(
     env: str, config_file: Path | None, args: list[str], *, host: bool = False
 ) -> Config:
@@ -124,6 +153,8 @@ def resolve_config(
     Raises:
         EnvNotFoundError, ConfigError, SweepConfigError: bad input, before anything is created.
     """
+    if config_file is not None:
+        _check_config_file(config_file)
     try:
         resolved = load_config(env, config_file, args)
     except MissingPackageError:
@@ -133,6 +164,9 @@ def resolve_config(
         if known is error:
             raise
         raise known from error
+    check_limits(resolved)
     if host:
         resolved.train.check_host()
+        if resolved.train.run_id:  # before anything is built: the run dir is made last
+            check_name("--train.run-id", resolved.train.run_id)
     return resolved

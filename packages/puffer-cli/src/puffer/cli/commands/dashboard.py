@@ -48,6 +48,11 @@ def dashboard(
                 "pass the train.data_dir your runs were written to"
             )
         if export_dir is not None:
+            if export_dir.exists() and not export_dir.is_dir():
+                raise APIUsageError(
+                    f"--export {export_dir}: a file is there, not a folder; pass a folder (it "
+                    "is created if missing)"
+                )
             index = export(data_dir, export_dir)
             console.print(f"dashboard of {data_dir} written; open {index}")
             return

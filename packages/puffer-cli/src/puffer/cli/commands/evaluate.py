@@ -13,6 +13,7 @@ from puffer.cli.commands._common import (
     CONFIG_OPTION,
     OVERRIDES,
     OVERRIDES_EPILOG,
+    TRUST_CHECKPOINT_OPTION,
     console,
     reported_errors,
     resolve_config,
@@ -69,6 +70,7 @@ def evaluate(
         min=0,
         help="Seconds between progress lines (steps, episodes, mean score so far); 0: none.",
     ),
+    trust_checkpoint: bool = TRUST_CHECKPOINT_OPTION,
 ) -> None:
     """Evaluate a trained policy on one instance of ENV.
 
@@ -82,8 +84,9 @@ def evaluate(
         resolved = resolve_config(env, config, ctx.args)
         checkpoint = find_checkpoint(load_model_path, resolved.train.data_dir, env)
         creator = env_creator(env)
+        trust = {"trusted_encoder": resolved.policy.encoder, "trust": trust_checkpoint}
         if opponent is not None:
-            _match(creator, env, resolved, checkpoint, opponent, games)
+            _match(creator, env, resolved, checkpoint, opponent, games, trust)
             return
         instance = one_instance(creator, resolved.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
@@ -94,7 +97,7 @@ def evaluate(
         run_video = checkpoint.parent / RunPaths.VIDEO
         trained = load_run_config(checkpoint)
         try:
-            policy = load_policy(checkpoint, instance)
+            policy = load_policy(checkpoint, instance, **trust)
             console.print(f"evaluating {checkpoint}")
             if render:
                 if video is None and not has_display():
@@ -152,12 +155,14 @@ def evaluate(
             _log_to_wandb(trained, env, checkpoint.parent, sink)
 
 
-def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) -> None:
+def _match(
+    creator, env: str, run, checkpoint: Path, opponent: str, games: int, trust: dict
+) -> None:
     """Play `games` games of the checkpoint's policy against `opponent`; print the tally."""
     instance = creator(**run.env)
     torch.set_num_threads(1)
     try:
-        learner = policy_player(load_policy(checkpoint, instance))
+        learner = policy_player(load_policy(checkpoint, instance, **trust))
         seed = run.train.seed
         if opponent == "random":
             other = random_player(seed)
@@ -165,7 +170,7 @@ def _match(creator, env: str, run, checkpoint: Path, opponent: str, games: int) 
             other = one_ply_player(seed)
         else:
             other_checkpoint = find_checkpoint(opponent, run.train.data_dir, env)
-            other = policy_player(load_policy(other_checkpoint, instance))
+            other = policy_player(load_policy(other_checkpoint, instance, **trust))
         result = play_games(instance, learner, other, games)
     finally:
         instance.close()

@@ -12,6 +12,7 @@ from puffer.cli.commands._common import (
     CONFIG_OPTION,
     OVERRIDES,
     OVERRIDES_EPILOG,
+    TRUST_CHECKPOINT_OPTION,
     console,
     reported_errors,
     resolve_config,
@@ -51,6 +52,7 @@ def play(
     scale: int = typer.Option(0, "--scale", min=0, help="Window zoom; 0 picks one."),
     max_steps: int = typer.Option(0, "--max-steps", min=0, help="Stop after N steps; 0: never."),
     seed: int = typer.Option(0, "--seed", help="Reset seed."),
+    trust_checkpoint: bool = TRUST_CHECKPOINT_OPTION,
 ) -> None:
     """Play ENV with the keys its header declares; you are agent 0. Escape or q quits.
 
@@ -81,7 +83,13 @@ def play(
             if load_model_path is not None:
                 checkpoint = find_checkpoint(load_model_path, resolved.train.data_dir, env)
                 torch.set_num_threads(1)  # one row per step: threads only wait on each other
-                others = PolicyOthers(instance, load_policy(checkpoint, instance))
+                policy = load_policy(
+                    checkpoint,
+                    instance,
+                    trusted_encoder=resolved.policy.encoder,
+                    trust=trust_checkpoint,
+                )
+                others = PolicyOthers(instance, policy)
             else:
                 others = RandomOthers(instance, seed)
             mode = "real time" if keys.realtime else "one step per key press"

@@ -44,8 +44,9 @@ from puffer.sweep import (
 )
 from puffer.train import train as run_training
 from puffer.train.config import Config
-from puffer.train.paths import RunPaths
+from puffer.train.paths import RunPaths, check_name
 from puffer.train.score import SCORE
+from puffer.train.storage import atomic_write, check_inside, writing
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -160,10 +161,13 @@ def sweep(
         args = [*ctx.args, *logging_overrides(tensorboard, wandb)]
         resolved = resolve_config(env, config, args, host=True)
         sweep_config = resolved.sweep
-        name = name or time.strftime("%Y%m%d-%H%M%S")
+        name = check_name("--name", name or time.strftime("%Y%m%d-%H%M%S"))
         sweep_dir = RunPaths.sweep_dir(resolved.train.data_dir, env, name)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / "config.toml").write_text(resolved.to_toml())
+        with writing(sweep_dir):
+            sweep_dir.mkdir(parents=True, exist_ok=True)
+        check_inside(sweep_dir, resolved.train.data_dir)
+        text = resolved.to_toml().encode()
+        atomic_write(sweep_dir / "config.toml", lambda file: file.write(text))
         store = sweep_dir / STORE_NAME
         console.print(
             f"sweeping {env}: {sweep_config.method} over {', '.join(sweep_config.space.names)}; "

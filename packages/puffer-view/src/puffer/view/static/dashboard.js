@@ -123,6 +123,7 @@ var pufferDashboard = (function () {
       var video = r.video ? el("a", { href: fileUrl(r.video), text: "eval.gif" }) : el("span");
       var about = r.error ? "unreadable: " + r.error : diffText(r.diff, 6);
       if (r.skipped) about += "  (" + r.skipped + " metrics lines that are no rows skipped)";
+      if (r.unread) about += "  (the first " + (r.unread / 1e6).toFixed(1) + " MB of its metrics left out: only the newest rows are drawn)";
       var row = el("tr", { id: "run-" + r.id, "data-run": r.id, onclick: function () { select(r.id); } }, [
         el("td", {}, [box]),
         el("td", { text: r.id }),

@@ -19,8 +19,7 @@ inline bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) {
 // One step of one row: pre (3H) = [h~ | g | p], x, h_prev (H; ignored and read as 0 when cut).
 template <int B, typename T>
 __attribute__((always_inline)) inline void step_forward(const T *pre, const T *x, const T *h_prev,
-                                                        bool cut_prev, T *y, T *h,
-                                                        int64_t hidden) {
+                                                        bool cut_prev, T *y, T *h, int64_t hidden) {
     using V = Vec<T, B>;
     constexpr int64_t L = B / sizeof(T);
     int64_t k = 0;
@@ -28,8 +27,8 @@ __attribute__((always_inline)) inline void step_forward(const T *pre, const T *x
         V out;
         const V prev = cut_prev ? V{} : load<B>(h_prev + k);
         const V now = puffer::mingru_unit_forward<T>(load<B>(pre + k), load<B>(pre + hidden + k),
-                                                     load<B>(pre + 2 * hidden + k),
-                                                     load<B>(x + k), prev, &out);
+                                                     load<B>(pre + 2 * hidden + k), load<B>(x + k),
+                                                     prev, &out);
         store(y + k, out);
         store(h + k, now);
     }
@@ -74,8 +73,8 @@ step_backward(const T *pre, const T *x, const T *h_prev, bool cut_prev, const T 
 // One batch row's time loop, forward.
 template <int B, typename T>
 __attribute__((always_inline)) inline void forward_row(const T *pre, const T *x, const T *h0,
-                                                       const uint8_t *starts, T *y, T *h,
-                                                       int64_t b, int64_t steps, int64_t hidden) {
+                                                       const uint8_t *starts, T *y, T *h, int64_t b,
+                                                       int64_t steps, int64_t hidden) {
     for (int64_t t = 0; t < steps; ++t) {
         const int64_t row = b * steps + t;
         const T *h_prev = t == 0 ? h0 + b * hidden : h + (row - 1) * hidden;
@@ -96,9 +95,9 @@ backward_row(const T *pre, const T *x, const T *h0, const uint8_t *starts, const
     for (int64_t t = steps - 1; t >= 0; --t) {
         const int64_t row = b * steps + t;
         const T *h_prev = t == 0 ? h0 + b * hidden : h + (row - 1) * hidden;
-        step_backward<B>(pre + row * 3 * hidden, x + row * hidden, h_prev,
-                         cut(starts, b, t, steps), h + row * hidden, grad_y + row * hidden, dh,
-                         grad_pre + row * 3 * hidden, grad_x + row * hidden, hidden);
+        step_backward<B>(pre + row * 3 * hidden, x + row * hidden, h_prev, cut(starts, b, t, steps),
+                         h + row * hidden, grad_y + row * hidden, dh, grad_pre + row * 3 * hidden,
+                         grad_x + row * hidden, hidden);
     }
 }
 
@@ -107,13 +106,13 @@ backward_row(const T *pre, const T *x, const T *h0, const uint8_t *starts, const
 // the default target whatever its enclosing function's attributes, so the vector work must sit
 // in functions of their own.
 #define PUFFER_MINGRU_WORK(T, B, ATTR, NAME)                                                       \
-    ATTR void forward_row_##NAME(const T *pre, const T *x, const T *h0, const uint8_t *starts,    \
+    ATTR void forward_row_##NAME(const T *pre, const T *x, const T *h0, const uint8_t *starts,     \
                                  T *y, T *h, int64_t b, int64_t steps, int64_t hidden) {           \
         forward_row<B>(pre, x, h0, starts, y, h, b, steps, hidden);                                \
     }                                                                                              \
-    ATTR void backward_row_##NAME(const T *pre, const T *x, const T *h0, const uint8_t *starts,   \
-                                  const T *h, const T *grad_y, T *grad_pre, T *grad_x,             \
-                                  T *grad_h0, int64_t b, int64_t steps, int64_t hidden) {          \
+    ATTR void backward_row_##NAME(const T *pre, const T *x, const T *h0, const uint8_t *starts,    \
+                                  const T *h, const T *grad_y, T *grad_pre, T *grad_x, T *grad_h0, \
+                                  int64_t b, int64_t steps, int64_t hidden) {                      \
         backward_row<B>(pre, x, h0, starts, h, grad_y, grad_pre, grad_x, grad_h0, b, steps,        \
                         hidden);                                                                   \
     }
@@ -126,14 +125,13 @@ PUFFER_MINGRU_WORK(double, 64, PUFFER_W64, f64_w64)
 } // namespace
 
 #define PUFFER_MINGRU_CPU(T, SUFFIX)                                                               \
-    extern "C" int puffer_mingru_scan_cpu_##SUFFIX(const T *pre, const T *x, const T *h0,         \
-                                                   const uint8_t *starts, T *y, T *h,              \
-                                                   int64_t batch, int64_t steps, int64_t hidden,   \
-                                                   int num_threads) {                              \
+    extern "C" int puffer_mingru_scan_cpu_##SUFFIX(                                                \
+        const T *pre, const T *x, const T *h0, const uint8_t *starts, T *y, T *h, int64_t batch,   \
+        int64_t steps, int64_t hidden, int num_threads) {                                          \
         const auto row = puffer_cpu_vector_bits() == 512 ? forward_row_##SUFFIX##_w64              \
                                                          : forward_row_##SUFFIX##_w32;             \
-        _Pragma("omp parallel for schedule(static) num_threads(num_threads)")                      \
-        for (int64_t b = 0; b < batch; ++b)                                                        \
+        _Pragma("omp parallel for schedule(static) num_threads(num_threads)") for (int64_t b = 0;  \
+                                                                                   b < batch; ++b) \
             row(pre, x, h0, starts, y, h, b, steps, hidden);                                       \
         return 0;                                                                                  \
     }                                                                                              \
@@ -143,8 +141,8 @@ PUFFER_MINGRU_WORK(double, 64, PUFFER_W64, f64_w64)
         int num_threads) {                                                                         \
         const auto row = puffer_cpu_vector_bits() == 512 ? backward_row_##SUFFIX##_w64             \
                                                          : backward_row_##SUFFIX##_w32;            \
-        _Pragma("omp parallel for schedule(static) num_threads(num_threads)")                      \
-        for (int64_t b = 0; b < batch; ++b)                                                        \
+        _Pragma("omp parallel for schedule(static) num_threads(num_threads)") for (int64_t b = 0;  \
+                                                                                   b < batch; ++b) \
             row(pre, x, h0, starts, h, grad_y, grad_pre, grad_x, grad_h0, b, steps, hidden);       \
         return 0;                                                                                  \
     }

@@ -17,8 +17,8 @@ __device__ bool cut(const uint8_t *starts, int64_t b, int64_t t, int64_t steps) 
 template <typename T>
 __global__ void forward_kernel(const T *__restrict__ pre, const T *__restrict__ x,
                                const T *__restrict__ h0, const uint8_t *__restrict__ starts,
-                               T *__restrict__ y, T *__restrict__ h, int64_t batch,
-                               int64_t steps, int64_t hidden) {
+                               T *__restrict__ y, T *__restrict__ h, int64_t batch, int64_t steps,
+                               int64_t hidden) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= batch * hidden) return;
     const int64_t b = i / hidden, k = i % hidden;
@@ -27,19 +27,18 @@ __global__ void forward_kernel(const T *__restrict__ pre, const T *__restrict__ 
         const int64_t row = b * steps + t;
         if (cut(starts, b, t, steps)) state = T(0);
         const T *p = pre + row * 3 * hidden + k;
-        state = puffer::mingru_unit_forward<T>(p[0], p[hidden], p[2 * hidden],
-                                               x[row * hidden + k], state, &y[row * hidden + k]);
+        state = puffer::mingru_unit_forward<T>(p[0], p[hidden], p[2 * hidden], x[row * hidden + k],
+                                               state, &y[row * hidden + k]);
         h[row * hidden + k] = state;
     }
 }
 
 template <typename T>
-__global__ void backward_kernel(const T *__restrict__ pre, const T *__restrict__ x,
-                                const T *__restrict__ h0, const uint8_t *__restrict__ starts,
-                                const T *__restrict__ h, const T *__restrict__ grad_y,
-                                T *__restrict__ grad_pre, T *__restrict__ grad_x,
-                                T *__restrict__ grad_h0, int64_t batch, int64_t steps,
-                                int64_t hidden) {
+__global__ void
+backward_kernel(const T *__restrict__ pre, const T *__restrict__ x, const T *__restrict__ h0,
+                const uint8_t *__restrict__ starts, const T *__restrict__ h,
+                const T *__restrict__ grad_y, T *__restrict__ grad_pre, T *__restrict__ grad_x,
+                T *__restrict__ grad_h0, int64_t batch, int64_t steps, int64_t hidden) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= batch * hidden) return;
     const int64_t b = i / hidden, k = i % hidden;
@@ -65,14 +64,13 @@ unsigned blocks(int64_t batch, int64_t hidden) {
 } // namespace
 
 #define PUFFER_MINGRU_CUDA(T, SUFFIX)                                                              \
-    extern "C" int puffer_mingru_scan_cuda_##SUFFIX(const T *pre, const T *x, const T *h0,        \
-                                                    const uint8_t *starts, T *y, T *h,             \
-                                                    int64_t batch, int64_t steps, int64_t hidden,  \
-                                                    void *stream) {                                \
+    extern "C" int puffer_mingru_scan_cuda_##SUFFIX(                                               \
+        const T *pre, const T *x, const T *h0, const uint8_t *starts, T *y, T *h, int64_t batch,   \
+        int64_t steps, int64_t hidden, void *stream) {                                             \
         if (batch * hidden == 0) return 0;                                                         \
-        forward_kernel<T><<<blocks(batch, hidden), kThreads, 0,                                   \
-                            static_cast<cudaStream_t>(stream)>>>(pre, x, h0, starts, y, h, batch,  \
-                                                                 steps, hidden);                   \
+        forward_kernel<T>                                                                          \
+            <<<blocks(batch, hidden), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(           \
+                pre, x, h0, starts, y, h, batch, steps, hidden);                                   \
         return static_cast<int>(cudaGetLastError());                                               \
     }                                                                                              \
     extern "C" int puffer_mingru_scan_backward_cuda_##SUFFIX(                                      \
@@ -80,9 +78,9 @@ unsigned blocks(int64_t batch, int64_t hidden) {
         T *grad_pre, T *grad_x, T *grad_h0, int64_t batch, int64_t steps, int64_t hidden,          \
         void *stream) {                                                                            \
         if (batch * hidden == 0) return 0;                                                         \
-        backward_kernel<T><<<blocks(batch, hidden), kThreads, 0,                                  \
-                             static_cast<cudaStream_t>(stream)>>>(                                 \
-            pre, x, h0, starts, h, grad_y, grad_pre, grad_x, grad_h0, batch, steps, hidden);       \
+        backward_kernel<T>                                                                         \
+            <<<blocks(batch, hidden), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(           \
+                pre, x, h0, starts, h, grad_y, grad_pre, grad_x, grad_h0, batch, steps, hidden);   \
         return static_cast<int>(cudaGetLastError());                                               \
     }
 

@@ -105,10 +105,9 @@ int puffer_ppo_categorical_backward_cpu(
     int puffer_mingru_scan_##SUFFIX(const T *pre, const T *x, const T *h0, const uint8_t *starts,  \
                                     T *y, T *h, int64_t batch, int64_t steps, int64_t hidden,      \
                                     LAST);                                                         \
-    int puffer_mingru_scan_backward_##SUFFIX(const T *pre, const T *x, const T *h0,                \
-                                             const uint8_t *starts, const T *h, const T *grad_y,   \
-                                             T *grad_pre, T *grad_x, T *grad_h0, int64_t batch,    \
-                                             int64_t steps, int64_t hidden, LAST);
+    int puffer_mingru_scan_backward_##SUFFIX(                                                      \
+        const T *pre, const T *x, const T *h0, const uint8_t *starts, const T *h, const T *grad_y, \
+        T *grad_pre, T *grad_x, T *grad_h0, int64_t batch, int64_t steps, int64_t hidden, LAST);
 
 /* CPU: the last argument is the OpenMP thread count. */
 PUFFER_SEQUENCE_DECLS(float, cpu_f32, int num_threads)

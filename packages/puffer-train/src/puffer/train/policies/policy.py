@@ -27,6 +27,9 @@ __all__ = ["Policy", "make_policy", "native_bfloat16", "pufferlib_init"]
 
 State = tuple[Tensor, ...]
 
+# `PolicyConfig.encoder_dtype` names -> `Policy(encoder_dtype=...)` (None: native bfloat16).
+ENCODER_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
+
 
 class Policy(nn.Module):
     """An actor-critic over one encoder, an optional recurrent core and two heads, or, with a
@@ -233,9 +236,8 @@ def make_policy(config: PolicyConfig, env) -> Policy:
         getattr(env, "action_layout", None),
         config.log_std_init,
     )
-    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
-    encoder_dtype = dtypes[config.encoder_dtype]
     core = cores[config.recurrent]()
+    encoder_dtype = ENCODER_DTYPES[config.encoder_dtype]
     policy = Policy(encoder, head, hidden, core, encoder_dtype, critic, config.box_actions)
     return pufferlib_init(policy) if config.init == "pufferlib" else policy
 

@@ -27,7 +27,7 @@ from puffer.kernels import Linear
 from puffer.train.config.sections import PolicyConfig
 from puffer.train.policies.encoders import MLPEncoder
 from puffer.train.policies.heads import ActionHead, make_head
-from puffer.train.policies.policy import Policy
+from puffer.train.policies.policy import ENCODER_DTYPES, Policy
 from puffer.train.policies.recurrent import MinGRUCore
 
 __all__ = ["ENCODER_GAIN", "PufferNet", "make_puffernet", "puffernet_init"]
@@ -86,10 +86,8 @@ def make_puffernet(config: PolicyConfig, env) -> PufferNet:
         hidden, env.single_action_space, getattr(env, "action_layout", None), config.log_std_init
     )
     core = MinGRUCore(hidden, config.mingru_layers, bias=False)
-    dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16, "auto": None}
-    policy = PufferNet(
-        encoder, head, hidden, core, dtypes[config.encoder_dtype], config.box_actions
-    )
+    encoder_dtype = ENCODER_DTYPES[config.encoder_dtype]
+    policy = PufferNet(encoder, head, hidden, core, encoder_dtype, config.box_actions)
     return puffernet_init(policy)
 
 

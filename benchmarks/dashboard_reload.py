@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from puffer.core.bench import header
+from puffer.cli.bench import header
 from puffer.train.metrics import parse_metrics
 from puffer.train.paths import RunPaths
 from puffer.view import DashboardServer

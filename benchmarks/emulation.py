@@ -23,8 +23,8 @@ import time
 import gymnasium
 import numpy as np
 
+from puffer.cli.bench import Rate, header, timed
 from puffer.core import GymnasiumPufferEnv
-from puffer.core.bench import Rate, header, timed
 
 
 def raw_rate(actions: list[int], seed: int) -> Rate:

@@ -37,8 +37,8 @@ import numpy as np
 from peers import gymnasium_vector
 
 import puffer.vector
+from puffer.cli.bench import header, timed
 from puffer.core import make
-from puffer.core.bench import header, timed
 
 Stepper = Callable[[], int]  # one call steps every env once and returns the agent steps taken
 

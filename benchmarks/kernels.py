@@ -35,7 +35,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from puffer.core.bench import header, timed
+from puffer.cli.bench import header, timed
 from puffer.kernels import lstm_sequence_reference
 from puffer.train.advantage import (
     kernel_libraries,

@@ -36,7 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from puffer.core.bench import header
+from puffer.cli.bench import header
 from puffer.train import (
     Config,
     PolicyConfig,

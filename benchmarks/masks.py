@@ -18,8 +18,8 @@ import time
 import pettingzoo
 import torch
 
+from puffer.cli.bench import header
 from puffer.core import PettingZooPufferEnv
-from puffer.core.bench import header
 from puffer.train.testing import count_illegal_samples
 from puffer.vector import make
 

@@ -15,7 +15,9 @@ Rows per env and seed:
 The score of a run is the mean return of its last 100 training episodes (the same definition on
 every row: puffer's `recent["episode_return"]`, SB3's Monitor buffer); each run writes it with
 its wall time to `--out/ENV/ROW/seedS.json` and is skipped when that file exists, so the table
-fills over several sittings. `--report` prints the table from the stored results.
+fills over several sittings. `--report` prints the table from the stored results: one config a
+row, where docs/results/mujoco.md's tables set several configs of ours side by side, built by
+hand from such runs (the script's table is their raw material, so it is not written there).
 
     uv run python benchmarks/mujoco_learn.py --seeds 0 1 2 --zoo-yml ppo.yml --out /work/notes/mujoco
     uv run python benchmarks/mujoco_learn.py --out /work/notes/mujoco --report
@@ -31,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from puffer.core.bench import header, record
+from puffer.cli.bench import header, record
 
 ENVS = (
     "Ant", "HalfCheetah", "Hopper", "Humanoid", "HumanoidStandup", "InvertedDoublePendulum",

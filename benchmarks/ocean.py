@@ -51,7 +51,7 @@ from peers import gymnasium_vector, pufferlib_python, pufferlib_sps
 
 import puffer.core
 import puffer.ocean
-from puffer.core.bench import header, timed
+from puffer.cli.bench import header, timed
 
 ENVS = list(puffer.ocean.ENVS)  # every C env the binding was built with
 POOL = 16  # pre-generated action arrays, cycled

@@ -17,7 +17,8 @@ puffer_ENV --train.device cuda` does.
 Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
 skipped when that file already holds a finished run, so a long table fills over several
 sittings (a PufferLib run appends each epoch to `seedS.partial` while it runs, so a cut-off
-run still shows how far it got); `--report` prints the table from the stored curves only. The
+run still shows how far it got); `--report` prints the table from the stored curves only, and
+`--write` also puts it into docs/results/ocean.md (between its `ocean_learn` markers). The
 table gives the score (the env's `score` log, the last logged window at or before the point)
 at 25 %, 50 % and 100 % of the budget, the median steps/s of the run's epochs, and its wall
 time.
@@ -25,7 +26,7 @@ time.
     uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
         --out /work/notes/learn
     uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
-        --out /work/notes/learn --report
+        --out /work/notes/learn --report --write
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ import tomllib
 from pathlib import Path
 
 from peers import ours_from_pufferlib, pufferlib_config, pufferlib_python
+from results_page import PAGES, write_table
 
-from puffer.core.bench import header, record
+from puffer.cli.bench import header, record
 
+PAGE = PAGES / "ocean.md"  # its table sits between the `ocean_learn` markers there
 ROWS = ("pufferlib", "same", "shipped")
 # Loss statistics kept beside each curve's score, to compare how the two trainers' updates move.
 LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance")
@@ -240,14 +243,14 @@ def summary(path: Path) -> dict:
     }
 
 
-def report(args: argparse.Namespace) -> None:
+def report(args: argparse.Namespace) -> list[str]:
     """One line per run; `to PufferLib's mean` is the time each run took to first reach the mean
     final score of the env's `pufferlib` row (its seeds in this table)."""
-    print(
+    lines = [
         "| env | row | seed | budget | score at 25 % | 50 % | 100 % | steps/s | wall | "
-        "to PufferLib's mean | machine, date |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+        "to PufferLib's mean | machine, date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for env in args.envs:
         theirs = [Path(args.out) / env / "pufferlib" / f"seed{seed}.jsonl" for seed in args.seeds]
         finals = [summary(path)["scores"][-1] for path in theirs if path.exists()]
@@ -257,17 +260,18 @@ def report(args: argparse.Namespace) -> None:
             for seed in args.seeds:
                 path = Path(args.out) / env / row / f"seed{seed}.jsonl"
                 if not path.exists():
-                    print(f"| {env} | {row} | {seed} | | not run | | | | | | |")
+                    lines.append(f"| {env} | {row} | {seed} | | not run | | | | | | |")
                     continue
                 s = summary(path)
                 cells = " | ".join(_score(x) for x in s["scores"])
                 reach = None if target is None else seconds_to(load(path)[1], target)
                 reached = "-" if reach is None else f"{reach / 60:.1f} min"
-                print(
+                lines.append(
                     f"| {env} | {row} | {seed} | {s['budget'] / 1e6:g}M | {cells} | "
                     f"{s['sps'] / 1e3:.0f}k | {s['wall'] / 60:.1f} min | {reached} | "
                     f"{s['machine']}, {s['date']} |"
                 )
+    return lines
 
 
 def _score(x: float | None) -> str:
@@ -293,6 +297,7 @@ def main() -> None:
         "its learning rate anneals over this budget, so give such runs their own --out)",
     )  # fmt: skip
     parser.add_argument("--report", action="store_true", help="print the table only")
+    parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     args = parser.parse_args()
     python = pufferlib_python(args.pufferlib)
     if not args.report:
@@ -307,7 +312,10 @@ def main() -> None:
                         f"{env} {row} seed {seed}: {s['scores']} ({time.time() - start:.0f} s)",
                         flush=True,
                     )
-    report(args)
+    lines = report(args)
+    print("\n".join(lines))
+    if args.write:
+        write_table(PAGE, "ocean_learn", lines)
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ SHARED_ENVS = (
 
 
 def env_report(args: argparse.Namespace) -> None:
-    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
+    from puffer.cli.bench import header  # not at the top: PufferLib's interpreter loads this file
 
     python = pufferlib_python(args.pufferlib)
     print(header("torch"))

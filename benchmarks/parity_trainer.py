@@ -347,7 +347,7 @@ def _row(name: str, ours, theirs) -> tuple:
 
 
 def trainer_report(args: argparse.Namespace) -> None:
-    from puffer.core.bench import header  # not at the top: PufferLib's interpreter loads this file
+    from puffer.cli.bench import header  # not at the top: PufferLib's interpreter loads this file
 
     python = pufferlib_python(args.pufferlib)
     print(header("torch"))

@@ -8,7 +8,7 @@
 
 Stable-Baselines3 and EnvPool each serve one script and stay in it (sb3.py, learn.py,
 mujoco_learn.py; envs.py). The machine header, timing and result records are not here but in
-`puffer.core.bench`, which `puffer bench` uses too.
+`puffer.cli.bench`, which `puffer bench` uses too.
 
 The module level is standard library only, so it loads under PufferLib's interpreter (where
 `parity_trainer.py` and `parity_envs.py` run their PufferLib halves and `ocean.py` its env
@@ -183,7 +183,7 @@ def pufferlib_sps(
 
 def _pufferlib_sps_half(args: argparse.Namespace) -> None:
     """`pufferlib_sps`'s half under PufferLib's interpreter: prints {"num_agents", "sps"}.
-    Timed by hand: `puffer.core.bench` is not installed there."""
+    Timed by hand: `puffer.cli.bench` is not installed there."""
     import numpy as np
     from pufferlib.ocean.environment import env_creator
 

@@ -19,6 +19,8 @@ table gives each row's median round. Rows:
   the LSTM 128 (breakout's shipped config until PufferNet).
 
     uv run python benchmarks/profile_train.py breakout --rows shipped shipped-unfused --threads 2
+
+`--write` also puts the table into docs/results/train.md (between its `profile_train` markers).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+from results_page import PAGES, write_table
 from torch import Tensor
 
 from puffer.kernels import linear_scan
@@ -43,6 +46,7 @@ from puffer.train.run import make_vecenv
 from puffer.train.update import Update
 
 HERE = Path(__file__).parent
+PAGE = PAGES / "train.md"  # its table sits between the `profile_train` markers there
 PHASES = ("env", "forward", "sample", "storage", "advantage", "mb forward", "backward", "optimizer")
 
 
@@ -185,6 +189,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     args = parser.parse_args()
     rows = {name: Row(name, args.env, args.config, args.threads) for name in args.rows}
     for row in rows.values():
@@ -198,16 +203,21 @@ def main() -> None:
     print(
         f"\n{args.env}, {args.threads} torch threads, {args.epochs} epochs x {args.repeats} rounds"
     )
-    print("| row | params | " + " | ".join(PHASES) + " | epoch (s) | steps/s |")
-    print("|---" * (len(PHASES) + 4) + "|")
+    lines = [
+        "| row | params | " + " | ".join(PHASES) + " | epoch (s) | steps/s |",
+        "|---" * (len(PHASES) + 4) + "|",
+    ]
     for name, row in rows.items():
         median = sorted(rounds[name], key=lambda t: t["epoch"])[len(rounds[name]) // 2]
         cells = [f"{median[p]:.3f} ({100 * median[p] / median['epoch']:.0f} %)" for p in PHASES]
         sps = statistics.median(row.steps / t["epoch"] for t in rounds[name])
-        print(
+        lines.append(
             f"| {name} | {row.parameters:,} | " + " | ".join(cells)
             + f" | {median['epoch']:.3f} | {sps:,.0f} |"
         )  # fmt: skip
+    print("\n".join(lines))
+    if args.write:
+        write_table(PAGE, "profile_train", lines)
     for row in rows.values():
         row.close()
 

@@ -8,7 +8,8 @@ Rows per env and seed:
 
 Each run's curve (steps, score, steps/s, loss statistics; the first line its machine and date)
 is stored as `--out/ENV/ROW/seedS.jsonl`, by default under `benchmarks/results/pufferlib4/`, so
-the table in the puffer-ocean README rebuilds from the checkout (`--report`). A run made by
+the table in the docs' results page (docs/results/ocean.md) rebuilds from the checkout
+(`--report` prints it, `--write` puts it into the page). A run made by
 hand (`puffer train ...`, e.g. beside other work) is stored with `--import RUN_DIR`. The table
 gives mean ± sd over the seeds of the score at 25 %, 50 % and 100 % of the budget (the last
 logged window at or before each point, the same steps for every row), each seed's training
@@ -17,7 +18,7 @@ time (the logged epochs' steps at their steps/s: no start-up), its training time
 
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --threads 1
     uv run python benchmarks/pufferlib4_learn.py breakout --import experiments/breakout/RUN --seed 0
-    uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --report
+    uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --report --write
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ import statistics
 from pathlib import Path
 
 from ocean_learn import LOSSES, load, run_ours, score_at, seconds_to
+from results_page import PAGES, write_table
 
-from puffer.core.bench import record
+from puffer.cli.bench import record
 
 HERE = Path(__file__).parent
+PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` markers there
 ROWS = ("pufferlib4", "pufferlib3")
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
 TARGETS = {"breakout": 863.97, "pong": 21.0, "cartpole": 200.0, "connect4": 0.966}
@@ -80,22 +83,24 @@ def training_seconds(curve: list[dict]) -> float:
     return seconds
 
 
-def report(args: argparse.Namespace) -> None:
+def report(args: argparse.Namespace) -> list[str]:
+    """The table of the stored runs: one header per env, one line per row."""
+    lines = []
     for env in args.envs:
         targets = args.targets or [t for t in (400.0, 800.0) if env == "breakout"]
         if env in TARGETS:
             targets = [*targets, TARGETS[env]]
-        print(
+        lines.append(
             "| env | row | seeds | score at 25 % | 50 % | 100 % | training time | "
             + " | ".join(f"time to {t:g}" for t in targets)
             + " | steps/s | machine, date |"
         )
-        print("|---" * (8 + len(targets)) + "|")
+        lines.append("|---" * (9 + len(targets)) + "|")
         for row in args.rows:
             paths = [Path(args.out) / env / row / f"seed{s}.jsonl" for s in args.seeds]
             runs = [load(p) for p in paths if p.exists()]
             if not runs:
-                print(f"| {env} | {row} | | not run |" + " |" * (5 + len(targets)))
+                lines.append(f"| {env} | {row} | | not run |" + " |" * (5 + len(targets)))
                 continue
             budget = min(meta["budget"] for meta, _ in runs)
             cells = []
@@ -108,9 +113,10 @@ def report(args: argparse.Namespace) -> None:
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
             machines = "; ".join(sorted({f"{m['machine']}, {m['date']}" for m, _ in runs}))
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
-            print(
+            lines.append(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
+    return lines
 
 
 def _minutes(seconds: list[float | None]) -> str:
@@ -138,6 +144,7 @@ def main() -> None:
         help="scores to time (default: 400 and 800 for breakout, then PufferLib 5.0's score)",
     )  # fmt: skip
     parser.add_argument("--report", action="store_true", help="print the table only")
+    parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     parser.add_argument("--import", dest="imported", metavar="RUN_DIR", help="store this run")
     parser.add_argument("--seed", type=int, help="the imported run's seed")
     parser.add_argument("--row", choices=ROWS, default="pufferlib4", help="the imported run's row")
@@ -165,7 +172,10 @@ def main() -> None:
                     )  # fmt: skip
                     store(path, meta, curve)
                     print(f"{env} {row} seed {seed}: {curve[-1].get('score')}", flush=True)
-    report(args)
+    lines = report(args)
+    print("\n".join(lines))
+    if args.write:
+        write_table(PAGE, "pufferlib4_learn", lines)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecMonitor
 
-from puffer.core.bench import header, timed
+from puffer.cli.bench import header, timed
 from puffer.vector import make
 from puffer.vector.sb3 import VecEnv
 from puffer.vector.testing import sb3_cartpole_ppo_kwargs

@@ -41,8 +41,8 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from puffer.cli.bench import header, machine, record
 from puffer.core import slot_env
-from puffer.core.bench import header, machine, record
 from puffer.train.metrics import read_jsonl
 from puffer.train.paths import RunPaths
 

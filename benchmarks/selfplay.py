@@ -29,8 +29,8 @@ import time
 import numpy as np
 import torch
 
+from puffer.cli.bench import header
 from puffer.core import make
-from puffer.core.bench import header
 from puffer.train import train
 from puffer.train.arena import one_ply_player, play_games, policy_player, random_player
 from puffer.train.config import load_config

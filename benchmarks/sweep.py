@@ -41,7 +41,7 @@ import numpy as np
 import optuna
 import torch
 
-from puffer.core.bench import header
+from puffer.cli.bench import header
 from puffer.sweep import Method, ParetoGenetic, Protein, Random, Space, parse_sweep_config
 
 TARGET = 0.95  # fraction of the best achievable score a run must reach

@@ -74,8 +74,8 @@ import numpy as np
 import torch
 from peers import pufferlib_python
 
+from puffer.cli.bench import header, timed
 from puffer.core import mask_width
-from puffer.core.bench import header, timed
 from puffer.kernels import cpu_matmul_library
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.config import MATMUL_PRECISIONS

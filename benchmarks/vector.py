@@ -39,8 +39,8 @@ import gymnasium
 import numpy as np
 from peers import gymnasium_vector
 
+from puffer.cli.bench import header, timed
 from puffer.core import GymnasiumPufferEnv, WorkerError
-from puffer.core.bench import header, timed
 from puffer.vector import Multiprocessing, make
 from puffer.vector.testing import SleepyEnv
 

@@ -10,12 +10,12 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from puffer.cli import __version__
+from puffer.cli.bench import machine
 from puffer.cli.commands._common import console
 from puffer.cli.commands.sweep import _on_event
 from puffer.cli.commands.train import resume_command
 from puffer.cli.main import app
 from puffer.core import registered_envs
-from puffer.core.bench import machine
 from puffer.sweep import RunRecord, SweepEvent
 from puffer.train.paths import RunPaths
 

@@ -1,4 +1,5 @@
-"""puffer.core.machine.usable_cores: affinity and cgroup CPU quotas, on faked cgroup trees."""
+"""puffer.core.machine: usable_cores (affinity and cgroup CPU quotas, on faked cgroup trees) and
+slot_env (the cores runs side by side share)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from puffer.core import usable_cores
+from puffer.core import slot_env, usable_cores
 from puffer.core.machine import CGROUP_ROOT_ENV
 
 AFFINITY = len(os.sched_getaffinity(0))
@@ -57,3 +58,12 @@ def test_the_cgroup_root_comes_from_the_environment(
     _write(tmp_path / "cpu.max", "100000 100000")
     monkeypatch.setenv(CGROUP_ROOT_ENV, str(tmp_path))
     assert usable_cores() == 1
+
+
+def test_runs_side_by_side_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The trainer's automatic thread count reads OMP_NUM_THREADS; a value the caller set stays.
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert slot_env(1) == {"OMP_NUM_THREADS": str(usable_cores())}
+    assert slot_env(10 * usable_cores()) == {"OMP_NUM_THREADS": "1"}
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert slot_env(2) == {}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from puffer.cli.bench import header, timed
 from puffer.cli.commands._common import (
     CONFIG_OPTION,
     OVERRIDES,
@@ -17,7 +18,6 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.core import random_actions
-from puffer.core.bench import header, timed
 from puffer.train.run import make_vecenv
 
 __all__ = ["bench", "measure_sps", "register"]

@@ -3,6 +3,10 @@
 `puffer bench` and the scripts under `benchmarks/` print `header()` first, time with `timed`
 and write results as `record()` objects, so that figures from different scripts, machines and
 days can be told apart and compared.
+
+It lives in puffer-cli, not in puffer-core (the env contract, which no benchmark needs) nor in
+`benchmarks/` (a folder of scripts, which the installed `puffer bench` cannot import): the one
+installed package that `puffer bench` and every benchmark script already have.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""puffer.core.bench and puffer.core.machine: the benchmark harness and the cores runs share."""
+"""puffer.cli.bench: the benchmark harness of `puffer bench` and the scripts in benchmarks/."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-import puffer.core.bench
-from puffer.core import APIUsageError, slot_env, usable_cores
-from puffer.core.bench import header, machine, record, timed
+import puffer.cli.bench
+from puffer.cli.bench import header, machine, record, timed
+from puffer.core import APIUsageError
 
 
 def test_doctests_run() -> None:
-    result = doctest.testmod(puffer.core.bench)
+    result = doctest.testmod(puffer.cli.bench)
     assert result.failed == 0 and result.attempted > 0
 
 
@@ -55,12 +55,3 @@ def test_a_record_is_json_with_its_benchmark_machine_and_date_first() -> None:
     row = json.loads(json.dumps(record("ocean_learn", score=1.5)))
     assert list(row) == ["benchmark", "machine", "date", "score"]
     assert row["benchmark"] == "ocean_learn" and row["machine"] == machine()
-
-
-def test_runs_side_by_side_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The trainer's automatic thread count reads OMP_NUM_THREADS; a value the caller set stays.
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert slot_env(1) == {"OMP_NUM_THREADS": str(usable_cores())}
-    assert slot_env(10 * usable_cores()) == {"OMP_NUM_THREADS": "1"}
-    monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    assert slot_env(2) == {}

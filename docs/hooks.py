@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,26 @@ _CONFIG_PAGE = "api/train-config.md"
 _CONFIG_MARKER = "<!-- config tables: written by docs/hooks.py from the live dataclasses -->"
 
 
+# The package pages include their README (`--8<-- "packages/puffer-train/README.md"`), whose
+# links into the site are written from the README's folder (`../../docs/results/train.md#faults`,
+# so that they work on a forge too). The hook puts the README in itself, with those links
+# pointed at the site's pages from docs/packages/, before the site checks every link (the
+# snippet extension would expand it only after that check).
+_ROOT = Path(__file__).resolve().parents[1]
+_README_SNIPPET = re.compile(r'^--8<-- "([^"]+/README\.md)"$', re.M)
+_README_LINK = re.compile(r"\]\((?:\.\./)+docs/")
+
+
+def _readme(match: re.Match[str]) -> str:
+    return _README_LINK.sub("](../", (_ROOT / match.group(1)).read_text(encoding="utf-8"))
+
+
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
-    """Write the config tables into the config page, and append an entry (heading, anchor,
-    docstring) per live `__all__` name to _LIVE pages."""
+    """Point the included READMEs' links at the site's pages, write the config tables into the
+    config page, and append an entry (heading, anchor, docstring) per live `__all__` name to
+    _LIVE pages."""
+    if page.file.src_uri.startswith("packages/"):
+        markdown = _README_SNIPPET.sub(_readme, markdown)
     if page.file.src_uri == _CONFIG_PAGE:
         return markdown.replace(_CONFIG_MARKER, _config_tables())
     if page.file.src_uri not in _LIVE:

@@ -53,6 +53,20 @@ def test_package_layout(package: Path) -> None:
     )
 
 
+# A README is a guide (what the package is for, its use, its limits, links); measured results
+# live in the docs' results pages (docs/results/), which the READMEs link to.
+README_MAX_LINES = 300
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_readme_is_a_guide_of_at_most_300_lines(package: Path) -> None:
+    lines = len((package / "README.md").read_text(encoding="utf-8").splitlines())
+    assert lines <= README_MAX_LINES, (
+        f"{package.name}/README.md has {lines} lines (at most {README_MAX_LINES}): move measured "
+        "tables and long notes to docs/results/ or docs/guides/ and link them"
+    )
+
+
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_version_matches_metadata(package: Path) -> None:
     import importlib

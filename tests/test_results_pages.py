@@ -1,0 +1,90 @@
+"""The docs' results pages (docs/results/): the tables generated from committed result files are
+what those files give, every script's `--write` finds its markers, the markers are replaced in
+place, and the fault table names tests that exist."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "docs" / "results"
+# Each script whose `--write` puts its table into a results page, and the markers' name there.
+WRITERS = {"pufferlib4_learn": "ocean.md", "ocean_learn": "ocean.md", "profile_train": "train.md"}
+
+
+def test_the_pufferlib4_table_is_what_the_committed_curves_give(benchmark_script) -> None:
+    script = benchmark_script("pufferlib4_learn")
+    page = benchmark_script("results_page")
+    # The command the page names: breakout, seeds 0-2, both rows, the committed folder.
+    args = argparse.Namespace(
+        envs=["breakout"],
+        seeds=[0, 1, 2],
+        rows=list(script.ROWS),
+        out=str(ROOT / "benchmarks" / "results" / "pufferlib4"),
+        targets=None,
+    )
+    table = script.report(args)
+    assert len(table) == 4 and table[2].startswith("| breakout | pufferlib4 | 0, 1, 2 |")
+    assert page.table_in(PAGES / "ocean.md", "pufferlib4_learn") == table
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_each_script_writes_into_a_page_that_holds_its_markers(name: str, benchmark_script) -> None:
+    script = benchmark_script(name)
+    assert script.PAGE == PAGES / WRITERS[name]
+    lines = benchmark_script("results_page").table_in(script.PAGE, name)
+    assert lines and all(line.startswith("|") for line in lines), f"{name}'s block holds no table"
+
+
+def test_writing_a_table_replaces_only_the_marked_lines(tmp_path: Path, benchmark_script) -> None:
+    page = benchmark_script("results_page")
+    path = tmp_path / "page.md"
+    path.write_text(
+        "# Page\n\nMeasured on X.\n\n<!-- results: demo -->\n| a |\n|---|\n| 1 |\n"
+        "<!-- /results: demo -->\n\nWhat it shows.\n"
+    )
+    page.write_table(path, "demo", ["| a |", "|---|", "| 2 |", "| 3 |"])
+    assert path.read_text() == (
+        "# Page\n\nMeasured on X.\n\n<!-- results: demo -->\n| a |\n|---|\n| 2 |\n| 3 |\n"
+        "<!-- /results: demo -->\n\nWhat it shows.\n"
+    )
+    assert page.table_in(path, "demo") == ["| a |", "|---|", "| 2 |", "| 3 |"]
+
+
+def test_a_page_without_the_markers_is_refused_in_one_line(
+    tmp_path: Path, benchmark_script
+) -> None:
+    page = benchmark_script("results_page")
+    path = tmp_path / "page.md"
+    path.write_text("# Page\n\n| a |\n")
+    with pytest.raises(SystemExit, match=r"add the lines <!-- results: demo --> and") as error:
+        page.write_table(path, "demo", ["| b |"])
+    assert "\n" not in str(error.value) and path.read_text() == "# Page\n\n| a |\n"
+    with pytest.raises(SystemExit, match="has no table marked for demo"):
+        page.table_in(tmp_path / "missing.md", "demo")
+
+
+def test_every_test_the_fault_table_names_exists() -> None:
+    text = (PAGES / "train.md").read_text(encoding="utf-8")
+    faults = text.split("\n## Faults\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in faults.splitlines() if line.startswith("| ") and "---" not in line]
+    sources = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in [*ROOT.glob("tests/test_*.py"), *ROOT.glob("*/*/tests/test_*.py")]
+    }
+    named = 0
+    for row in rows[1:]:  # the header names no test
+        shown_by = row.rsplit("|", 2)[1]
+        file = None
+        # `file.py::test_a`, then `::test_b` of the same file, in the order written.
+        for match in re.finditer(r"`(?:(?:[\w/]+/)?(test_\w+\.py))?(?:::(\w+))?`", shown_by):
+            file = match.group(1) or file
+            if match.group(2):
+                assert file in sources, f"the fault table names {file}, which does not exist"
+                assert f"def {match.group(2)}(" in sources[file], f"{file}::{match.group(2)}"
+                named += 1
+    assert named >= 30, f"only {named} tests named: the table's format changed"

@@ -1,7 +1,9 @@
 """The docs site: `mkdocs build --strict` passes with no warning (broken links and unresolved
 references fail), holds no build helper, the API reference has an entry for every public
 symbol (every `__all__` name of every package's top-level module), the config page shows plain
-defaults in a headless browser, and the "from other libraries" page runs."""
+defaults in a headless browser, the results pages are built (their links and anchors checked
+by the strict build), and the code of the "from other libraries" page and of the trainer
+guide's kernel example runs."""
 
 from __future__ import annotations
 
@@ -57,7 +59,10 @@ def build_log(built: tuple[Path, str]) -> str:
 
 
 def test_docs_build_strict(site: Path) -> None:
-    for page in ("index.html", "guides/scaling/index.html", "guides/c-env/index.html"):
+    pages = ["index.html", "guides/scaling/index.html", "guides/c-env/index.html"]
+    # The results pages, which the READMEs link to by section (the build checks those anchors).
+    pages += [f"results/{name}/index.html" for name in ("train", "defaults", "ocean", "envs")]
+    for page in [*pages, "results/index.html"]:
         assert (site / page).is_file(), page
 
 
@@ -139,3 +144,12 @@ def test_readme_says_how_to_build_and_read_the_docs() -> None:
     assert "uv run mkdocs serve" in section and "uv run mkdocs build --strict" in section
     # What the README's build writes is no file to commit.
     assert "/site/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_trainer_guide_kernel_example_runs() -> None:
+    page = (ROOT / "docs" / "guides" / "trainer.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    (block,) = [b for b in blocks if "puff_advantage(" in b]
+    namespace: dict = {}
+    exec(compile(block, "trainer.md", "exec"), namespace)
+    assert namespace["adv"].shape == (4, 8) and float(namespace["probs"].sum()) == pytest.approx(1)

@@ -205,8 +205,9 @@ RUNS = 20
 
 
 def test_sweep_protein_beats_random_on_a_mixed_space(benchmark_script) -> None:
-    # benchmarks/sweep.py at a smaller size (README: 30 runs, 10 seeds, Protein vs Random at
-    # the same seed). Here each Protein sweep must beat the 75th percentile of 20 Random sweeps.
+    # benchmarks/sweep.py at a smaller size (docs/results/sweep.md: 30 runs, 10 seeds, Protein vs
+    # Random at the same seed). Here each Protein sweep must beat the 75th percentile of 20 Random
+    # sweeps.
     bench = benchmark_script("sweep")
     for seed in (0, 1):
         task = bench._mixed(seed)

@@ -188,7 +188,10 @@ def test_unparallelizable_aec_env_is_emulated_turn_by_turn() -> None:
 
 
 def test_the_parallel_class_refuses_a_turn_based_env_naming_the_factory() -> None:
-    with pytest.raises(APIUsageError, match=r"tictactoe.* is a turn-based AEC env .* puffer\.core\.emulate_pettingzoo"):
+    with pytest.raises(
+        APIUsageError,
+        match=r"tictactoe.* is a turn-based AEC env .* puffer\.core\.emulate_pettingzoo",
+    ):
         PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
 
 

@@ -71,7 +71,7 @@ def puffer_native(name: str, **kwargs) -> Callable[[], tuple[Stepper, Callable[[
 def puffer_multiprocessing(name: str, copies: int, **kwargs):
     def build():
         vecenv = puffer.vector.make(
-            name, num_envs=copies, backend="multiprocessing", num_workers=2, seed=0,
+            name, num_instances=copies, backend="multiprocessing", num_workers=2, seed=0,
             env_kwargs=kwargs,
         )  # fmt: skip
         vecenv.reset(seed=0)

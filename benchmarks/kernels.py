@@ -172,6 +172,7 @@ def main() -> None:
         torch.randn(shape, generator=g),
         torch.rand(shape, generator=g) < 0.05,
         torch.rand(shape, generator=g) < 0.03,
+        torch.randn(shape, generator=g),
         0.3 + 1.7 * torch.rand(shape, generator=g),
         torch.randn(args.segments, generator=g),
         0.995,

@@ -155,8 +155,8 @@ def run(
     torch.manual_seed(seed)
     trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
     best, best_step = -math.inf, 0
-    while trainer.epoch < trainer.sizes.epochs:
-        trainer.evaluate()
+    while trainer.iteration < trainer.sizes.iterations:
+        trainer.collect()
         trainer.train()
         trainer.mean_and_log()
         recent = trainer.recent_mean(stat)

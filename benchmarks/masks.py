@@ -19,7 +19,7 @@ import pettingzoo
 import torch
 
 from puffer.cli.bench import header
-from puffer.core import PettingZooPufferEnv
+from puffer.core import emulate_pettingzoo
 from puffer.train.testing import count_illegal_samples
 from puffer.vector import make
 
@@ -38,7 +38,7 @@ def main() -> None:
     for game in args.games:
         env_id, kwargs = GAMES[game]
         creator = functools.partial(pettingzoo.make, "aec", env_id, **kwargs)
-        vec = make(lambda buf=None, c=creator: PettingZooPufferEnv(c, buf=buf), 1)
+        vec = make(lambda buf=None, c=creator: emulate_pettingzoo(c, buf=buf), 1)
         start = time.perf_counter()
         illegal, total = count_illegal_samples(vec, args.positions, args.draws)
         elapsed = time.perf_counter() - start

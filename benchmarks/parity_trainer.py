@@ -213,7 +213,7 @@ _MLP_NAMES = {
 
 def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     """Our trainer at PufferLib's config (`flags`), one minibatch per epoch, on `agents` envs."""
-    from puffer.train import PuffeRL, make_policy
+    from puffer.train import PuffeRL, apply_torch_settings, make_policy
     from puffer.train.config import load_config
     from puffer.train.run import make_vecenv
 
@@ -223,6 +223,7 @@ def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     if policy_kind == "mlp":
         flags += ["--policy.recurrent", "none"]
     config = load_config(env, overrides=flags)
+    apply_torch_settings(config)  # before the policy exists
     vecenv = make_vecenv(env, config)
     policy = make_policy(config.policy, vecenv)
     return PuffeRL(config, vecenv, policy), config
@@ -248,7 +249,7 @@ def trainer_case(
     flags = [*ours_from_pufferlib(pufferlib_config(python, env)), "--train.seed", str(seed)]
     ours, config = _our_trainer(env, [*flags, *extra], policy_kind, agents)
     cfg, sizes = config.train, ours.sizes
-    ours.evaluate()
+    ours.collect()
     buf = ours.buffer
     S, T = sizes.segments, sizes.horizon
     # Fresh data has ratio 1 and values at their rollout values, which leaves the ratio and
@@ -312,7 +313,8 @@ def trainer_case(
     from puffer.train.advantage import puff_advantage
 
     advantages = puff_advantage(
-        values, rewards, terminals, buf.truncations[:S], torch.ones_like(values), next_values,
+        values, rewards, terminals, buf.truncations[:S], buf.final_values[:S],
+        torch.ones_like(values), next_values,
         cfg.gamma, cfg.gae_lambda, cfg.vtrace_rho_clip, cfg.vtrace_c_clip,
     )  # fmt: skip
     losses = ours.train()

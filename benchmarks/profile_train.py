@@ -38,7 +38,7 @@ from results_page import PAGES, write_table
 from torch import Tensor
 
 from puffer.kernels import linear_scan
-from puffer.train import PuffeRL, make_policy
+from puffer.train import PuffeRL, apply_torch_settings, make_policy
 from puffer.train.config import load_config
 from puffer.train.policies import recurrent
 from puffer.train.rollout import Rollout
@@ -125,6 +125,7 @@ class Row:
             config_file = str(HERE / "configs" / "pufferlib3_breakout.toml")
         config = load_config(env, config_file, overrides)
         self.row, self.unfused = row, row.endswith("-unfused")
+        apply_torch_settings(config)  # before the policy exists
         self.env = make_vecenv(env, config)
         torch.manual_seed(0)
         self.trainer = PuffeRL(config, self.env, make_policy(config.policy, self.env))
@@ -149,7 +150,7 @@ class Row:
                 collect = 0.0
                 for _ in range(n):
                     tick = time.perf_counter()
-                    self.trainer.evaluate()
+                    self.trainer.collect()
                     collect += time.perf_counter() - tick
                     self.trainer.train()
                 total = time.perf_counter() - start

@@ -77,7 +77,15 @@ from peers import pufferlib_python
 from puffer.cli.bench import header, timed
 from puffer.core import mask_width
 from puffer.kernels import cpu_matmul_library
-from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    VecConfig,
+    apply_torch_settings,
+    make_policy,
+)
 from puffer.train.config import MATMUL_PRECISIONS
 from puffer.train.pufferl import TIME_SPLIT
 from puffer.train.run import make_vecenv
@@ -119,11 +127,11 @@ args = pufferl.load_config("puffer_breakout")
 vecenv = pufferl.load_env("puffer_breakout", args)
 policy = pufferl.load_policy(args, vecenv)
 trainer = pufferl.PuffeRL(dict(**args["train"], env="puffer_breakout"), vecenv, policy)
-trainer.evaluate(); trainer.train()
+trainer.collect(); trainer.train()
 steps = trainer.global_step
 print("PUFFERLIB " + json.dumps({"steps": steps}), flush=True)
 for _request in sys.stdin:
-    trainer.evaluate(); trainer.train()
+    trainer.collect(); trainer.train()
     print("PUFFERLIB " + json.dumps({"cpu": time.process_time()}), flush=True)
 trainer.utilization.stop()
 """
@@ -173,6 +181,7 @@ def puffer_run(
     mask path runs; `cuda_graphs`: `train.cuda_graphs`, which only a CUDA device uses)."""
     config = _config(case, threads, device, precision)
     config.train.cuda_graphs = cuda_graphs
+    apply_torch_settings(config)  # before the policy exists
     env = make_vecenv(CASES[case][0], config)
     if masked:
         env.action_masks = np.ones((env.num_agents, mask_width(env.single_action_space)), bool)
@@ -180,7 +189,7 @@ def puffer_run(
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
 
     def epoch() -> None:
-        trainer.evaluate()
+        trainer.collect()
         trainer.train()
 
     def close() -> None:

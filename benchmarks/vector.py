@@ -107,7 +107,11 @@ def bench_puffer(
     env_name: str, num_envs: int, seconds: float, backend: str, workers: int, batch: int
 ) -> float:
     vec = make(
-        puffer_creator(env_name), num_envs, backend=backend, num_workers=workers, batch_size=batch
+        puffer_creator(env_name),
+        num_envs,
+        backend=backend,
+        num_workers=workers,
+        instances_per_recv=batch,
     )
     actions = random_actions(vec.agents_per_batch)
     counter = iter(range(1 << 62))

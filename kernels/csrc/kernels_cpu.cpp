@@ -11,17 +11,18 @@ extern "C" const char *puffer_kernels_version(void) {
 
 extern "C" int puffer_advantage_cpu(const float *values, const float *rewards,
                                     const uint8_t *terminals, const uint8_t *truncations,
-                                    const float *ratio, const float *next_values, float *advantages,
-                                    int64_t segments, int64_t horizon, float gamma, float lam,
-                                    float rho_clip, float c_clip, int num_threads) {
+                                    const float *final_values, const float *ratio,
+                                    const float *next_values, float *advantages, int64_t segments,
+                                    int64_t horizon, float gamma, float lam, float rho_clip,
+                                    float c_clip, int num_threads) {
     // gamma * lam is formed in float once, as the torch reference does with its scalar.
     const float gamma_lam = gamma * lam;
 #pragma omp parallel for schedule(static) num_threads(num_threads)
     for (int64_t i = 0; i < segments; ++i) {
         const int64_t row = i * horizon;
         puffer::advantage_segment(values + row, rewards + row, terminals + row, truncations + row,
-                                  ratio + row, next_values[i], advantages + row, horizon, gamma,
-                                  gamma_lam, rho_clip, c_clip);
+                                  final_values + row, ratio + row, next_values[i], advantages + row,
+                                  horizon, gamma, gamma_lam, rho_clip, c_clip);
     }
     return 0;
 }

@@ -17,15 +17,16 @@ constexpr int kWarp = 32;
 __global__ void
 advantage_kernel(const float *__restrict__ values, const float *__restrict__ rewards,
                  const uint8_t *__restrict__ terminals, const uint8_t *__restrict__ truncations,
-                 const float *__restrict__ ratio, const float *__restrict__ next_values,
-                 float *__restrict__ advantages, int64_t segments, int64_t horizon, float gamma_lam,
-                 float gamma, float rho_clip, float c_clip) {
+                 const float *__restrict__ final_values, const float *__restrict__ ratio,
+                 const float *__restrict__ next_values, float *__restrict__ advantages,
+                 int64_t segments, int64_t horizon, float gamma_lam, float gamma, float rho_clip,
+                 float c_clip) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= segments) return;
     const int64_t row = i * horizon;
     puffer::advantage_segment(values + row, rewards + row, terminals + row, truncations + row,
-                              ratio + row, next_values[i], advantages + row, horizon, gamma,
-                              gamma_lam, rho_clip, c_clip);
+                              final_values + row, ratio + row, next_values[i], advantages + row,
+                              horizon, gamma, gamma_lam, rho_clip, c_clip);
 }
 
 __global__ void priorities_kernel(const float *__restrict__ advantages, float *__restrict__ probs,
@@ -77,16 +78,16 @@ extern "C" const char *puffer_cuda_error_string(int error) {
 
 extern "C" int puffer_advantage_cuda(const float *values, const float *rewards,
                                      const uint8_t *terminals, const uint8_t *truncations,
-                                     const float *ratio, const float *next_values,
-                                     float *advantages, int64_t segments, int64_t horizon,
-                                     float gamma, float lam, float rho_clip, float c_clip,
-                                     void *stream) {
+                                     const float *final_values, const float *ratio,
+                                     const float *next_values, float *advantages, int64_t segments,
+                                     int64_t horizon, float gamma, float lam, float rho_clip,
+                                     float c_clip, void *stream) {
     if (segments == 0) return 0;
     const unsigned blocks =
         static_cast<unsigned>((segments + kAdvantageThreads - 1) / kAdvantageThreads);
     advantage_kernel<<<blocks, kAdvantageThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        values, rewards, terminals, truncations, ratio, next_values, advantages, segments, horizon,
-        gamma * lam, gamma, rho_clip, c_clip);
+        values, rewards, terminals, truncations, final_values, ratio, next_values, advantages,
+        segments, horizon, gamma * lam, gamma, rho_clip, c_clip);
     return static_cast<int>(cudaGetLastError());
 }
 

@@ -21,11 +21,14 @@ const char *puffer_kernels_version(void);
 
 /* Puff advantage (GAE with V-trace clipping), see packages/puffer-train/README.md.
  * values, rewards, ratio, advantages: (S, T) float32; terminals, truncations: (S, T) uint8 0/1;
- * next_values: (S,) float32, V of the observation after each segment's last row. */
+ * final_values: (S, T) float32, V(final obs) of the episode a truncated row ends (read only where
+ * truncations is set); next_values: (S,) float32, V of the observation after each segment's last
+ * row. */
 int puffer_advantage_cpu(const float *values, const float *rewards, const uint8_t *terminals,
-                         const uint8_t *truncations, const float *ratio, const float *next_values,
-                         float *advantages, int64_t segments, int64_t horizon, float gamma,
-                         float lam, float rho_clip, float c_clip, int num_threads);
+                         const uint8_t *truncations, const float *final_values, const float *ratio,
+                         const float *next_values, float *advantages, int64_t segments,
+                         int64_t horizon, float gamma, float lam, float rho_clip, float c_clip,
+                         int num_threads);
 
 /* Segment priorities p_i = (sum_t |A_it|)^alpha / sum_j (...), uniform when all sums are 0.
  * advantages: (S, T) float32; probs: (S,) float32. */
@@ -33,9 +36,10 @@ int puffer_segment_priorities_cpu(const float *advantages, float *probs, int64_t
                                   int64_t horizon, float alpha, int num_threads);
 
 int puffer_advantage_cuda(const float *values, const float *rewards, const uint8_t *terminals,
-                          const uint8_t *truncations, const float *ratio, const float *next_values,
-                          float *advantages, int64_t segments, int64_t horizon, float gamma,
-                          float lam, float rho_clip, float c_clip, void *stream);
+                          const uint8_t *truncations, const float *final_values, const float *ratio,
+                          const float *next_values, float *advantages, int64_t segments,
+                          int64_t horizon, float gamma, float lam, float rho_clip, float c_clip,
+                          void *stream);
 
 int puffer_segment_priorities_cuda(const float *advantages, float *probs, int64_t segments,
                                    int64_t horizon, float alpha, void *stream);

@@ -27,17 +27,17 @@ PUFFER_HD float clip_max(float a, float b) {
 // pointers are offset to the segment's first row; `next_value` is V after its last row.
 PUFFER_HD void advantage_segment(const float *values, const float *rewards,
                                  const uint8_t *terminals, const uint8_t *truncations,
-                                 const float *ratio, float next_value, float *advantages,
-                                 int64_t horizon, float gamma, float gamma_lam, float rho_clip,
-                                 float c_clip) {
+                                 const float *final_values, const float *ratio, float next_value,
+                                 float *advantages, int64_t horizon, float gamma, float gamma_lam,
+                                 float rho_clip, float c_clip) {
     float adv = 0.0f; // bootstrapped through next_value at the segment end, not A = 0
     for (int64_t t = horizon - 1; t >= 0; --t) {
         const float v = values[t];
         const float done = terminals[t] ? 1.0f : 0.0f;
         const float trunc = truncations[t] ? 1.0f : 0.0f;
-        // Under auto-reset the final observation of a truncated episode is not in the buffer;
-        // V_t stands in for its value, so a truncation bootstraps instead of acting terminal.
-        const float nv = truncations[t] ? v : next_value;
+        // Under auto-reset the next row of a truncated episode is the next episode's start: a
+        // truncation bootstraps from V(final obs), kept beside the row, instead of acting terminal.
+        const float nv = truncations[t] ? final_values[t] : next_value;
         const float rho = clip_max(ratio[t], rho_clip);
         const float c = clip_max(ratio[t], c_clip);
         const float delta = rho * (rewards[t] + gamma * nv * (1.0f - done) - v);

@@ -73,21 +73,54 @@ def test_multithreaded_kernels_match_reference(monkeypatch: pytest.MonkeyPatch) 
 def test_advantage_by_hand() -> None:
     # gamma = lam = 0.5, clips 1. Segment 0: no episode ends, fresh ratios, so
     #   A2 = 2 + 0.5*4 - 3 = 1;  A1 = (0 + 0.5*3 - 2) + 0.25*A2 = -0.25;  A0 = 1 + 0.25*A1.
-    # Segment 1: truncation after row 2 (V_2 stands in for the final obs and the trace is cut),
+    # Segment 1: truncation after row 2 (bootstrapped from its final value 4, the trace cut),
     # terminal after row 1, ratios 0.5 (clipped neither) and 2 (clipped to 1):
-    #   A2 = 2 + 0.5*3 - 3 = 0.5;  A1 = 0.5*(0 - 2) = -1;  A0 = 0.5*(1 + 0.5*2 - 1) + 0.125*A1.
-    values = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]])
-    rewards = torch.tensor([[1.0, 0.0, 2.0], [1.0, 0.0, 2.0]])
-    terminals = torch.tensor([[False, False, False], [False, True, False]])
-    truncations = torch.tensor([[False, False, False], [False, False, True]])
-    ratio = torch.tensor([[1.0, 1.0, 1.0], [0.5, 0.5, 2.0]])
-    next_values = torch.tensor([4.0, 100.0])  # segment 1's is unused: its last row is truncated
-    expected = torch.tensor([[0.9375, -0.25, 1.0], [0.375, -1.0, 0.5]])
-    args = (values, rewards, terminals, truncations, ratio, next_values, 0.5, 0.5, 1.0, 1.0)
+    #   A2 = 2 + 0.5*4 - 3 = 1;  A1 = 0.5*(0 - 2) = -1;  A0 = 0.5*(1 + 0.5*2 - 1) + 0.125*A1.
+    # Segment 2: a truncation inside the segment, after row 0, with final value 5:
+    #   A2 = 1;  A1 = -0.25 as in segment 0;  A0 = 1 + 0.5*5 - 1 = 2.5 (the trace is cut).
+    values = torch.tensor([[1.0, 2.0, 3.0]] * 3)
+    rewards = torch.tensor([[1.0, 0.0, 2.0]] * 3)
+    terminals = torch.tensor([[False, False, False], [False, True, False], [False] * 3])
+    truncations = torch.tensor([[False, False, False], [False, False, True], [True, False, False]])
+    # Read only on truncated rows: the others hold values that would show if they were read.
+    final_values = torch.tensor([[-50.0, -50.0, -50.0], [-50.0, -50.0, 4.0], [5.0, -50.0, -50.0]])
+    ratio = torch.tensor([[1.0, 1.0, 1.0], [0.5, 0.5, 2.0], [1.0, 1.0, 1.0]])
+    next_values = torch.tensor([4.0, 100.0, 4.0])  # segment 1's is unused: its last row truncated
+    expected = torch.tensor([[0.9375, -0.25, 1.0], [0.375, -1.0, 1.0], [2.5, -0.25, 1.0]])
+    args = (values, rewards, terminals, truncations, final_values, ratio, next_values)
+    args = (*args, 0.5, 0.5, 1.0, 1.0)
     torch.testing.assert_close(advantage(*args), expected, rtol=0, atol=0)
     torch.testing.assert_close(puff_advantage_reference(*args), expected, rtol=0, atol=0)
     probs = priorities(expected, 1.0)
-    torch.testing.assert_close(probs, torch.tensor([2.1875, 1.875]) / 4.0625)
+    torch.testing.assert_close(probs, torch.tensor([2.1875, 2.375, 3.75]) / 8.3125)
+
+
+def test_truncated_rows_bootstrap_from_final_values_only() -> None:
+    # Fresh random inputs with truncations inside segments: changing final_values off the
+    # truncated rows changes nothing, changing V_t on a truncated row changes only its own TD
+    # error's -V_t (not its bootstrap), and changing final_values on one changes the result.
+    values, rewards, terminals, truncations, final_values, ratio, next_values = (
+        random_advantage_batch(64, 16, 21)
+    )
+    inside = truncations[:, :-1] & ~terminals[:, :-1]
+    assert inside.any(), "the draw must truncate some episode inside a segment"
+    hyper = (GAMMA, LAM, 1.0, 1.0)
+
+    def run(final: torch.Tensor) -> torch.Tensor:
+        args = (values, rewards, terminals, truncations, final, ratio, next_values, *hyper)
+        adv = advantage(*args)
+        assert_relative_close(adv, puff_advantage_reference(*args))
+        return adv
+
+    base = run(final_values)
+    elsewhere = torch.where(truncations, final_values, final_values + 100.0)
+    torch.testing.assert_close(run(elsewhere), base, rtol=0, atol=0)
+    moved = torch.where(truncations & ~terminals, final_values + 1.0, final_values)
+    assert not torch.allclose(run(moved), base)
+    # What the bootstrap adds on a truncated, non-terminal row t: rho_t * gamma * F_t.
+    rows = truncations & ~terminals
+    rho = ratio.clamp(max=1.0)
+    torch.testing.assert_close((run(moved) - base)[rows], (rho * GAMMA)[rows])
 
 
 def test_all_zero_advantages_give_uniform_priorities() -> None:

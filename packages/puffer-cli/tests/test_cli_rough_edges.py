@@ -51,7 +51,7 @@ def test_a_single_episode_and_epoch_are_singular() -> None:
     result = TrainResult(
         run_dir=None,
         global_step=256,
-        epochs=1,
+        iterations=1,
         metrics={},
         score=9.0,
         score_stat="score",

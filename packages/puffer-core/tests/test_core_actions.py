@@ -15,7 +15,7 @@ from puffer.core import (
     check_actions,
     random_actions,
 )
-from puffer.core.actions import SMALL
+from puffer.core.actions import SMALL, no_check, value_checker
 from puffer.core.testing import ACTION_CATALOG, OBSERVATION_CATALOG, SpaceEnv
 
 BOX = spaces.Box(-2.0, 2.0, (3,), np.float32)
@@ -135,6 +135,28 @@ def test_wrong_shape_or_dtype(space: spaces.Space, actions: object, message: str
 def test_num_rows_is_enforced() -> None:
     with pytest.raises(APIUsageError, match=r"shape \(3,\), expected \(4,\)"):
         check_actions("env", spaces.Discrete(2), np.zeros(3, np.int32), num_rows=4)
+
+
+@pytest.mark.parametrize("space", [spaces.Discrete(3), MULTI, BOX, UNEVEN])
+@pytest.mark.parametrize("num_rows", [None, 1, 2, SMALL + 40])
+def test_value_checker_checks_ranges_only(space: spaces.Space, num_rows: int | None) -> None:
+    # The values-only check of an env's own buffer: the same range verdict as the full check,
+    # for every batch form (one value, small lists, big arrays; fixed or any row count).
+    rows = num_rows or 3
+    check = value_checker(space, "env", num_rows=num_rows)
+    full = action_checker(space, "env", num_rows=num_rows)
+    dtype = np.float32 if isinstance(space, spaces.Box) else np.int32
+    good = np.zeros((rows, *space.shape), dtype)
+    if isinstance(space, spaces.Box):
+        good += np.asarray(space.low, np.float32)  # the lower bound is inside
+    check(good)
+    full(good)
+    bad = good.copy()
+    bad.reshape(rows, -1)[rows - 1, -1] = 99
+    for checker in (check, full):
+        with pytest.raises(APIUsageError, match=rf"action 99(\.0)? at row {rows - 1}"):
+            checker(bad)
+    no_check(bad)  # an env checking ranges itself in C
 
 
 def test_unsupported_space_is_named() -> None:

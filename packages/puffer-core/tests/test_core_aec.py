@@ -9,7 +9,7 @@ import pettingzoo
 import pytest
 from gymnasium import spaces
 
-from puffer.core import APIUsageError, Buffer, EmulationError, PettingZooPufferEnv, make, mask_width
+from puffer.core import APIUsageError, Buffer, EmulationError, emulate_pettingzoo, make, mask_width
 from puffer.core.aec import AECPufferEnv
 from puffer.core.testing import assert_aec_equivalence
 
@@ -43,7 +43,7 @@ def test_turn_based_env_is_emulated_not_refused() -> None:
 
 
 def test_game_end_reaches_both_agents_and_resets() -> None:
-    env = PettingZooPufferEnv(GAMES["tictactoe_v3"](), seed=0)
+    env = emulate_pettingzoo(GAMES["tictactoe_v3"](), seed=0)
     env.reset()
     # player_1 plays 0, 1, 2 (a row); player_2 plays 3, 4.
     for acting, cell in [(0, 0), (1, 3), (0, 1), (1, 4)]:
@@ -65,14 +65,14 @@ def test_game_end_reaches_both_agents_and_resets() -> None:
 
 
 def test_masks_live_in_a_given_buffer_and_are_required() -> None:
-    probe = PettingZooPufferEnv(GAMES["connect_four_v3"]())
+    probe = emulate_pettingzoo(GAMES["connect_four_v3"]())
     space, act = probe.single_observation_space, probe.single_action_space
     buf = Buffer.allocate(2, space, act, final_observations=True, action_masks=True)
-    env = PettingZooPufferEnv(GAMES["connect_four_v3"](), buf=buf)
+    env = emulate_pettingzoo(GAMES["connect_four_v3"](), buf=buf)
     env.reset(seed=1)
     assert env.action_masks is buf.action_masks and buf.action_masks[0].all()
     with pytest.raises(APIUsageError, match="action_masks=True"):
-        PettingZooPufferEnv(GAMES["connect_four_v3"](), buf=Buffer.allocate(2, space, act))
+        emulate_pettingzoo(GAMES["connect_four_v3"](), buf=Buffer.allocate(2, space, act))
     with pytest.raises(APIUsageError, match="no legal-action mask"):
         mask_width(spaces.Box(-1, 1, (2,)))
     assert mask_width(spaces.MultiDiscrete([3, 4])) == 7

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import aec_to_parallel
 
-from puffer.core import PettingZooPufferEnv, nativize
+from puffer.core import APIUsageError, PettingZooPufferEnv, emulate_pettingzoo, nativize
 from puffer.core.testing import (
     ACTION_CATALOG,
     OBSERVATION_CATALOG,
@@ -180,8 +181,32 @@ def test_heterogeneous_spaces_are_padded() -> None:
 def test_unparallelizable_aec_env_is_emulated_turn_by_turn() -> None:
     from puffer.core.aec import AECPufferEnv
 
-    env = PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+    env = emulate_pettingzoo(pettingzoo.make("aec", "classic/tictactoe-v3"))
     assert isinstance(env, AECPufferEnv) and env.writes_action_masks
+    parallel = emulate_pettingzoo(functools.partial(pettingzoo.make, "parallel", "classic/rps-v2"))
+    assert type(parallel) is PettingZooPufferEnv
+
+
+def test_the_parallel_class_refuses_a_turn_based_env_naming_the_factory() -> None:
+    with pytest.raises(
+        APIUsageError,
+        match=r"tictactoe.* is a turn-based AEC env .* puffer\.core\.emulate_pettingzoo",
+    ):
+        PettingZooPufferEnv(pettingzoo.make("aec", "classic/tictactoe-v3"))
+
+
+@pytest.mark.parametrize("module", ["puffer.core.aec", "puffer.core.pettingzoo"])
+def test_each_emulation_module_imports_alone(module: str) -> None:
+    # No import cycle: each module imports first in a fresh interpreter, and aec.py names
+    # nothing of pettingzoo.py.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    import puffer.core.aec as aec
+
+    assert "puffer.core.pettingzoo" not in Path(aec.__file__).read_text()
 
 
 def test_homogeneous_structured_spaces_keep_a_shared_layout() -> None:

@@ -73,7 +73,7 @@ def test_same_seed_same_rollout(name: str) -> None:
 @pytest.mark.parametrize("name", SMOKE)
 def test_100_vectorized_steps(name: str) -> None:
     kwargs, _ = SMOKE[name]
-    vecenv = puffer.vector.make(name, num_envs=2, backend="serial", seed=0, env_kwargs=kwargs)
+    vecenv = puffer.vector.make(name, num_instances=2, backend="serial", seed=0, env_kwargs=kwargs)
     try:
         obs, _ = vecenv.reset(seed=0)
         rng = np.random.default_rng(0)

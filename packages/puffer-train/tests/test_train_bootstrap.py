@@ -17,6 +17,7 @@ from gymnasium import spaces
 import puffer.vector
 from puffer.core import GymnasiumPufferEnv
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
+from puffer.train.advantage import puff_advantage
 
 GAMMA = 0.9
 REWARD_A = 10.0
@@ -51,7 +52,7 @@ class _NoFinalObs(GymnasiumPufferEnv):
 def _learned_values(env_class: type) -> tuple[float, float]:
     vecenv = puffer.vector.make(
         lambda buf=None, seed=None: env_class(_TwoStep(), buf=buf, seed=seed),
-        num_envs=4,
+        num_instances=4,
         seed=0,
     )
     train = TrainConfig(
@@ -75,8 +76,8 @@ def _learned_values(env_class: type) -> tuple[float, float]:
     torch.manual_seed(0)
     trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
     try:
-        while trainer.epoch < trainer.sizes.epochs:
-            trainer.evaluate()
+        while trainer.iteration < trainer.sizes.iterations:
+            trainer.collect()
             trainer.train()
         with torch.no_grad():
             _, values, _ = trainer.policy.forward_eval(torch.eye(2), ())
@@ -97,3 +98,43 @@ def test_truncation_bootstraps_from_the_final_observation() -> None:
 def test_the_old_stand_in_fails_the_same_check() -> None:
     value_a, value_b = _learned_values(_NoFinalObs)
     assert value_b != pytest.approx(0.0 + GAMMA * value_a, rel=0.05)
+
+
+def test_final_values_give_the_advantages_of_the_old_reward_rewrite() -> None:
+    # Before, the kernel bootstrapped truncated rows from V_t and the trainer rewrote their
+    # reward to r + gamma * (V(final obs) - V_t); now the kernel reads V(final obs) itself. On a
+    # real rollout (a truncation every other step, inside segments) both give the same
+    # advantages to float rounding.
+    vecenv = puffer.vector.make(
+        lambda buf=None, seed=None: GymnasiumPufferEnv(_TwoStep(), buf=buf, seed=seed),
+        num_instances=4,
+        seed=0,
+    )
+    train = TrainConfig(horizon=16, minibatch_size=64, total_timesteps=64, device="cpu")
+    config = Config(train=train, policy=PolicyConfig(hidden_size=32))
+    torch.manual_seed(0)
+    trainer = PuffeRL(config, vecenv, make_policy(config.policy, vecenv))
+    try:
+        trainer.collect()
+        buf, segments = trainer.buffer, trainer.sizes.segments
+        values, rewards = buf.values[:segments], buf.rewards[:segments]
+        terminals, truncations = buf.terminals[:segments], buf.truncations[:segments]
+        final_values, next_values = buf.final_values[:segments], buf.next_values[:segments]
+        assert truncations[:, :-1].any(), "truncations must fall inside segments"
+        hyper = (train.gamma, train.gae_lambda, train.vtrace_rho_clip, train.vtrace_c_clip)
+        ones = torch.ones_like(values)
+        new = puff_advantage(
+            values, rewards, terminals, truncations, final_values, ones, next_values, *hyper
+        )
+        cut = truncations * (1 - terminals)
+        rewritten = rewards + train.gamma * cut * (final_values - values)
+        old = puff_advantage(
+            values, rewritten, terminals, truncations, values, ones, next_values, *hyper
+        )
+    finally:
+        trainer.close()
+        vecenv.close()
+    difference = (new - old).abs().max().item()
+    assert difference < 1e-5 * max(1.0, new.abs().max().item()), difference
+    # The bootstrap is V(final obs) = V(A), not V(B) = V_t: the two differ on these rows.
+    assert (final_values - values)[cut > 0].abs().min() > 0

@@ -46,7 +46,7 @@ def test_train_tells_its_caller_and_trains_the_rounded_budget(tmp_path: Path) ->
     )
     notes: list[str] = []
     result = train("gym-CartPole-v1", config, notify=notes.append)
-    assert result.global_step == 64 and result.epochs == 1
+    assert result.global_step == 64 and result.iterations == 1
     assert notes == [
         "train.total_timesteps 40 is less than one batch of 64 agent steps (4 agents x horizon "
         "16); training 1 epoch = 64 steps (for fewer, lower train.horizon or the env's agents)"

@@ -100,7 +100,7 @@ def test_sync_rows_are_aligned_across_epochs() -> None:
     env = CounterEnv(3)
     trainer = _trainer(env)
     for _ in range(3):
-        trainer.evaluate()
+        trainer.collect()
         _check_rows(trainer, 3)
         trainer.train()
     # Each epoch starts where the last one stopped: no env step is lost or repeated.
@@ -114,7 +114,7 @@ def test_async_vecenv_rows_are_aligned() -> None:
     vec = Serial(lambda buf=None: CounterEnv(2, buf=buf), num_envs=4, batch_size=2)
     trainer = _trainer(vec)
     for _ in range(2):
-        trainer.evaluate()
+        trainer.collect()
         _check_rows(trainer, 2)
         trainer.train()
     vec.close()
@@ -138,7 +138,7 @@ def test_vec_config_asks_for_async_batches(tmp_path) -> None:
     result = train("gym-CartPole-v1", config)
     # 8 epochs of 4 envs x 16 steps; async rows that filled their segments early keep
     # stepping (those steps count as taken) until the slowest row fills its own.
-    assert result.epochs == 8 and result.global_step >= 512
+    assert result.iterations == 8 and result.global_step >= 512
     # VecConfig refuses async batches without a vectorizer when it is built
     with pytest.raises(
         APIUsageError, match=r"vec\.instances_per_recv is 2 with vec\.backend 'native'"
@@ -155,14 +155,14 @@ def test_training_replays_the_rollout_sequence(recurrent: str, async_: bool) -> 
     else:
         vec = CounterEnv(4)
     trainer = _trainer(vec, recurrent)
-    trainer.evaluate()
-    trainer.evaluate()
+    trainer.collect()
+    trainer.collect()
     buf, s = trainer.buffer, trainer.sizes.segments
     idx = torch.arange(s)
     with torch.no_grad():
         state = tuple(x[idx] for x in buf.states)
         params, value = trainer.policy.forward_train(buf.observations[idx], state, buf.starts(idx))
-        logprob, _ = trainer.policy.head.evaluate(params, buf.actions[idx])
+        logprob, _ = trainer.policy.head.logprob_entropy(params, buf.actions[idx])
     torch.testing.assert_close(value, buf.values[:s], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(logprob, buf.logprobs[:s], rtol=1e-4, atol=1e-5)
     vec.close()

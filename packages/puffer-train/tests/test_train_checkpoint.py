@@ -76,7 +76,7 @@ def test_checkpoint_restores_model_optimizer_counters_and_rng(tmp_path: Path) ->
     config.env = {}
     first = _trainer(config, tmp_path)
     for _ in range(2):
-        first.evaluate()
+        first.collect()
         first.train()
     path = first.save_checkpoint()
     assert path == tmp_path / RunPaths.CHECKPOINT
@@ -85,7 +85,9 @@ def test_checkpoint_restores_model_optimizer_counters_and_rng(tmp_path: Path) ->
 
     second = _trainer(config)
     second.load_state_dict(ckpt.load(path))
-    assert (second.global_step, second.epoch) == (first.global_step, first.epoch) == (512, 2)
+    assert (
+        (second.global_step, second.iteration) == (first.global_step, first.iteration) == (512, 2)
+    )
     for a, b in zip(first.policy.parameters(), second.policy.parameters(), strict=True):
         assert torch.equal(a, b)
     saved, restored = first.optimizer.state_dict(), second.optimizer.state_dict()
@@ -155,7 +157,7 @@ def test_killed_run_resumes_to_the_same_step_count_and_keeps_learning(tmp_path: 
     config.train.resume = True
     result = train(OCEAN, config)
     assert result.global_step == config.train.total_timesteps
-    assert result.epochs == config.train.total_timesteps // 256
+    assert result.iterations == config.train.total_timesteps // 256
     rows = read_jsonl(metrics)
     steps = [row["step"] for row in rows]
     assert steps[-1] == config.train.total_timesteps
@@ -244,11 +246,11 @@ def test_four_epochs_equal_two_then_resume_then_two(tmp_path: Path, make_env, re
     """With the env's own state saved, resuming is bit-exact: parameters, optimizer moments."""
     straight = _default_trainer(make_env, recurrent, tmp_path / "straight")
     for _ in range(4):
-        straight.evaluate()
+        straight.collect()
         straight.train()
     first = _default_trainer(make_env, recurrent, tmp_path / "resumed")
     for _ in range(2):
-        first.evaluate()
+        first.collect()
         first.train()
     path = first.save_checkpoint()
     first.vecenv.close()
@@ -256,7 +258,7 @@ def test_four_epochs_equal_two_then_resume_then_two(tmp_path: Path, make_env, re
     second = _default_trainer(make_env, recurrent, tmp_path / "resumed")
     second.load_state_dict(ckpt.load(path))
     for _ in range(2):
-        second.evaluate()
+        second.collect()
         second.train()
     assert second.global_step == straight.global_step
     for a, b in zip(straight.policy.parameters(), second.policy.parameters(), strict=True):
@@ -274,23 +276,23 @@ def test_python_env_resume_reseeds_from_the_seed_stream(tmp_path: Path) -> None:
     """Without env state the envs restart on a fresh seed of the run's stream (not the first
     seed again), and the held reply is not reused."""
     first = _default_trainer(WalkEnv, "none", tmp_path / "a")
-    first.evaluate()
+    first.collect()
     first.train()
     path = first.save_checkpoint()
     second = _default_trainer(WalkEnv, "none", tmp_path / "b")
     second.load_state_dict(ckpt.load(path))
-    second.evaluate()
+    second.collect()
     second.train()
     second_path = second.save_checkpoint()
     third = _default_trainer(WalkEnv, "none", tmp_path / "c")
     third.load_state_dict(ckpt.load(path))
-    third.evaluate()
+    third.collect()
     seeds = [t.vecenv.seeds for t in (first, second, third)]
     assert seeds[0] == [5]
     assert seeds[1] == seeds[2] and seeds[1][0] != 5  # the second seed of the stream
     fourth = _default_trainer(WalkEnv, "none", tmp_path / "d")
     fourth.load_state_dict(ckpt.load(second_path))
-    fourth.evaluate()
+    fourth.collect()
     assert fourth.vecenv.seeds[0] not in (5, seeds[1][0])  # the third
     assert second.global_step == 2 * second.sizes.batch_size
 

@@ -82,7 +82,7 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         ),
         policy=PolicyConfig(**policy_keys, normalize_obs=case in ("pendulum", "halfcheetah")),
     )
-    vecenv = make_vec(creator, num_envs=2, seed=0)
+    vecenv = make_vec(creator, num_instances=2, seed=0)
     try:
         torch.manual_seed(0)
         policy = make_policy(config.policy, vecenv)
@@ -90,7 +90,7 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         assert isinstance(policy.head, head_class)
         before = [p.detach().clone() for p in policy.parameters()]
         trainer = PuffeRL(config, vecenv, policy)
-        trainer.evaluate()
+        trainer.collect()
         losses = trainer.train()
         trainer.close()
         assert all(np.isfinite(v) for v in losses.values())

@@ -14,12 +14,12 @@ def test_nan_parameters_raise_diverged_error_at_the_epoch_end() -> None:
     env = make("squared", num_envs=8)
     config = TrainConfig(horizon=16, minibatch_size=128, total_timesteps=1024, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16), env))
-    trainer.evaluate()
+    trainer.collect()
     trainer.train()  # a finite update passes
     with torch.no_grad():
         for param in trainer.policy.parameters():
             param.fill_(float("nan"))
-    trainer.evaluate()
+    trainer.collect()
     with pytest.raises(
         DivergedError, match=r"training diverged at epoch 1 .*policy_loss.*learning_rate"
     ):

@@ -94,3 +94,23 @@ def test_episode_means_weigh_each_dict_by_its_episodes() -> None:
 def test_docstring_examples() -> None:
     result = doctest.testmod(puffer.train.evaluate)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_the_trainer_weighs_episodes_as_evaluation_does() -> None:
+    # One weighting rule (`episode_weight`): the trainer's per-episode running means equal
+    # evaluation's `episode_means` of the same stat dicts, `n` counted, `n` itself not a stat.
+    from puffer.core import make
+    from puffer.train import PuffeRL, TrainConfig
+
+    infos = [{"score": 1.0, "n": 3.0}, {"score": 5.0}, {"score": 2.0, "length": 4.0, "n": 2.0}]
+    env = make("gym-CartPole-v1")
+    config = TrainConfig(horizon=8, minibatch_size=8, total_timesteps=16, device="cpu")
+    trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
+    try:
+        trainer._add_stats(infos)
+        means = {key: float(np.mean(values)) for key, values in trainer.stats.items()}
+        assert means == pytest.approx(episode_means(infos))
+        assert "n" not in trainer.stats and len(trainer.stats["score"]) == episode_count(infos)
+    finally:
+        trainer.close()
+        env.close()

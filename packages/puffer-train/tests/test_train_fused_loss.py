@@ -1,4 +1,4 @@
-"""The fused categorical PPO loss against its reference, `ppo_loss` over `head.evaluate`."""
+"""The fused categorical PPO loss against its reference, `ppo_loss` over `head.logprob_entropy`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from puffer.train import Config, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.policies import CategoricalHead, GaussianHead
 from puffer.train.ppo import (
     LossCoefs,
+    MinibatchRows,
     fused_loss_applies,
     minibatch_loss,
     minibatch_norms,
@@ -43,7 +44,7 @@ def _minibatch(nvec: list[int], scalar: bool, masked: bool, seed: int, batch=6, 
     actions = torch.distributions.Categorical(logits=grid).sample()  # (B, T, K), legal
     stored = actions.squeeze(-1) if scalar else actions
     with torch.no_grad():
-        logprob, _ = head.evaluate(params, stored, action_masks)
+        logprob, _ = head.logprob_entropy(params, stored, action_masks)
     rows = dict(
         actions=stored,
         new_value=torch.randn(batch, steps, generator=g),
@@ -57,6 +58,19 @@ def _minibatch(nvec: list[int], scalar: bool, masked: bool, seed: int, batch=6, 
     return head, params, action_masks, rows, value_mask
 
 
+def _gathered(rows: dict, action_masks, value_mask) -> MinibatchRows:
+    return MinibatchRows(
+        actions=rows["actions"],
+        action_masks=action_masks,
+        logprobs=rows["mb_logprob"],
+        values=rows["mb_value"],
+        advantages=rows["mb_adv"],
+        weights=rows["mb_weight"],
+        masks=rows["mb_mask"],
+        value_masks=value_mask,
+    )
+
+
 def _both(head, params, action_masks, rows, value_mask, norms=None):
     """(loss, stats, gradients wrt params and new value) from the reference and the kernel."""
     out = []
@@ -64,13 +78,10 @@ def _both(head, params, action_masks, rows, value_mask, norms=None):
         p = params.clone().requires_grad_()
         v = rows["new_value"].clone().requires_grad_()
         if fused:
-            loss, stats = minibatch_loss(
-                head, p, rows["actions"], action_masks, v, rows["mb_logprob"], rows["mb_value"],
-                rows["mb_adv"], rows["mb_weight"], rows["mb_mask"], COEFS, value_mask, norms,
-                fused=True,
-            )  # fmt: skip
+            gathered = _gathered(rows, action_masks, value_mask)
+            loss, stats = minibatch_loss(head, p, v, gathered, COEFS, norms, fused=True)
         else:
-            new_logprob, entropy = head.evaluate(p, rows["actions"], action_masks)
+            new_logprob, entropy = head.logprob_entropy(p, rows["actions"], action_masks)
             loss, stats = ppo_loss(
                 new_logprob, entropy, v, rows["mb_logprob"], rows["mb_value"], rows["mb_adv"],
                 rows["mb_adv"] + rows["mb_value"], rows["mb_weight"], rows["mb_mask"], COEFS,
@@ -103,6 +114,24 @@ def test_fused_loss_equals_reference(nvec, scalar, masked, seed):
     assert ((ratio - 1).abs() > COEFS.clip).any() and ((ratio - 1).abs() < COEFS.clip).any()
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_minibatch_loss_is_ppo_loss_over_the_gathered_rows(masked):
+    """Unfused, `minibatch_loss` is `ppo_loss` over the head's log-probs, each field of
+    `MinibatchRows` in its place and returns = advantages + values: bit for bit."""
+    head, params, action_masks, rows, value_mask = _minibatch([3, 3], False, masked, seed=6)
+    gathered = _gathered(rows, action_masks, value_mask)
+    loss, stats = minibatch_loss(head, params, rows["new_value"], gathered, COEFS)
+    new_logprob, entropy = head.logprob_entropy(params, rows["actions"], action_masks)
+    ref_loss, ref_stats = ppo_loss(
+        new_logprob, entropy, rows["new_value"], rows["mb_logprob"], rows["mb_value"],
+        rows["mb_adv"], rows["mb_adv"] + rows["mb_value"], rows["mb_weight"], rows["mb_mask"],
+        COEFS, value_mask,
+    )  # fmt: skip
+    torch.testing.assert_close(loss, ref_loss, rtol=0, atol=0)
+    for key in ref_stats:
+        torch.testing.assert_close(stats[key], ref_stats[key], rtol=0, atol=0)
+
+
 def test_fused_loss_with_a_whole_minibatch_s_norms():
     """A pass of a larger minibatch divides by the minibatch's norms, not its own."""
     head, params, action_masks, rows, value_mask = _minibatch([3], True, False, seed=4)
@@ -120,7 +149,7 @@ def test_fused_loss_ties_split_the_gradient_like_torch():
     where torch splits the gradient between them."""
     head, params, action_masks, rows, value_mask = _minibatch([3], True, False, seed=5)
     with torch.no_grad():
-        rows["mb_logprob"], _ = head.evaluate(params, rows["actions"])
+        rows["mb_logprob"], _ = head.logprob_entropy(params, rows["actions"])
     rows["mb_value"] = rows["new_value"].clone()
     (ref_loss, _, ref_grads), (loss, _, grads) = _both(head, params, action_masks, rows, value_mask)
     torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=1e-6)
@@ -159,7 +188,7 @@ def test_trainer_with_and_without_the_fused_loss_agrees():
         assert trainer.update.fused_loss
         trainer.update.fused_loss = fused
         for _ in range(2):
-            trainer.evaluate()
+            trainer.collect()
             losses = trainer.train()
         results.append((losses, [p.detach().clone() for p in trainer.policy.parameters()]))
         trainer.close()

@@ -24,7 +24,7 @@ def _trainer(device: str, recurrent: str, cuda_graphs: bool = True) -> tuple[Puf
 
 def test_cpu_runs_the_eager_forward_and_says_why() -> None:
     trainer, env = _trainer("cpu", "lstm")
-    trainer.evaluate()
+    trainer.collect()
     assert trainer.rollout.graph_status == (
         "eager forward: CUDA graphs need a CUDA device, the policy is on cpu"
     )
@@ -64,7 +64,7 @@ def test_graph_replay_equals_eager_forward(recurrent: str) -> None:
 def test_trainer_captures_and_trains_on_cuda() -> None:
     trainer, env = _trainer("cuda", "lstm")
     for _ in range(2):
-        trainer.evaluate()
+        trainer.collect()
         losses = trainer.train()
     assert trainer.rollout.graph_status == "captured"
     assert all(torch.isfinite(torch.tensor(v)) for v in losses.values())

@@ -26,11 +26,15 @@ def test_public_functions_match_references() -> None:
 
 
 def test_float_flags_equal_bool_flags() -> None:
-    values, rewards, terminals, truncations, ratio, next_values = random_advantage_batch(16, 8, 7)
+    values, rewards, terminals, truncations, final, ratio, next_values = random_advantage_batch(
+        16, 8, 7
+    )
     hyper = (GAMMA, LAM, 1.0, 1.0)
-    as_bool = puff_advantage(values, rewards, terminals, truncations, ratio, next_values, *hyper)
+    as_bool = puff_advantage(
+        values, rewards, terminals, truncations, final, ratio, next_values, *hyper
+    )
     as_float = puff_advantage(
-        values, rewards, terminals.float(), truncations.float(), ratio, next_values, *hyper
+        values, rewards, terminals.float(), truncations.float(), final, ratio, next_values, *hyper
     )
     torch.testing.assert_close(as_bool, as_float, rtol=0, atol=0)
 
@@ -43,22 +47,38 @@ def test_results_carry_no_gradient() -> None:
 
 
 def test_bad_inputs_raise_with_the_fix() -> None:
-    values, rewards, terminals, truncations, ratio, next_values = random_advantage_batch(4, 3, 10)
+    values, rewards, terminals, truncations, final, ratio, next_values = random_advantage_batch(
+        4, 3, 10
+    )
     hyper = (GAMMA, LAM, 1.0, 1.0)
     with pytest.raises(APIUsageError, match=r"rewards is a torch.float64 .* expected float32"):
-        puff_advantage(values, rewards.double(), terminals, truncations, ratio, next_values, *hyper)
+        puff_advantage(
+            values, rewards.double(), terminals, truncations, final, ratio, next_values, *hyper
+        )
     with pytest.raises(APIUsageError, match=r"next_values .* shape \(3,\), expected .* \(4,\)"):
-        puff_advantage(values, rewards, terminals, truncations, ratio, next_values[:3], *hyper)
+        puff_advantage(
+            values, rewards, terminals, truncations, final, ratio, next_values[:3], *hyper
+        )
     with pytest.raises(
         APIUsageError, match=r"terminals has dtype torch.int64, .*terminals\.bool\(\)"
     ):
-        puff_advantage(values, rewards, terminals.long(), truncations, ratio, next_values, *hyper)
+        puff_advantage(
+            values, rewards, terminals.long(), truncations, final, ratio, next_values, *hyper
+        )
     with pytest.raises(APIUsageError, match=r"truncations has shape \(4, 2\), expected \(4, 3\)"):
-        puff_advantage(values, rewards, terminals, truncations[:, :2], ratio, next_values, *hyper)
+        puff_advantage(
+            values, rewards, terminals, truncations[:, :2], final, ratio, next_values, *hyper
+        )
     with pytest.raises(APIUsageError, match=r"values has shape \(4,\), expected"):
-        puff_advantage(next_values, rewards, terminals, truncations, ratio, next_values, *hyper)
+        puff_advantage(
+            next_values, rewards, terminals, truncations, final, ratio, next_values, *hyper
+        )
     with pytest.raises(APIUsageError, match=r"values has shape \(4, 0\), .* horizon >= 1"):
         empty = values[:, :0]
-        puff_advantage(empty, empty, empty, empty, empty, next_values, *hyper)
+        puff_advantage(empty, empty, empty, empty, empty, empty, next_values, *hyper)
+    with pytest.raises(APIUsageError, match=r"final_values is a torch.float64 .* expected float32"):
+        puff_advantage(
+            values, rewards, terminals, truncations, final.double(), ratio, next_values, *hyper
+        )
     with pytest.raises(APIUsageError, match=r"advantages is a torch.float16 tensor"):
         segment_priorities(values.half(), 0.8)

@@ -21,8 +21,8 @@ def _final_score(
     torch.manual_seed(0)
     trainer = PuffeRL(config, env, make_policy(config.policy, env))
     assert isinstance(trainer.optimizer, PufferMuon) == muon
-    while trainer.epoch < trainer.sizes.epochs:
-        trainer.evaluate()
+    while trainer.iteration < trainer.sizes.iterations:
+        trainer.collect()
         trainer.train()
         trainer.mean_and_log()
     score = trainer.recent_mean(metric)

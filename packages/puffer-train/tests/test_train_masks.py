@@ -9,7 +9,7 @@ import pettingzoo
 import pytest
 import torch
 
-from puffer.core import APIUsageError, PettingZooPufferEnv, PufferEnv
+from puffer.core import APIUsageError, PufferEnv, emulate_pettingzoo
 from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.policies.heads import CategoricalHead
 from puffer.train.ppo import LossCoefs, ppo_loss
@@ -24,7 +24,7 @@ def test_masked_head_never_samples_illegal_and_renormalizes() -> None:
     mask = torch.rand(64, 5) < 0.5
     mask[:, 2] = True
     action, logprob = head.sample(params, mask)
-    _, entropy = head.evaluate(params, action, mask)
+    _, entropy = head.logprob_entropy(params, action, mask)
     assert mask[torch.arange(64), action].all()
     # The reference: a categorical over the legal logits only.
     for row in range(64):
@@ -33,9 +33,9 @@ def test_masked_head_never_samples_illegal_and_renormalizes() -> None:
         index = int(mask[row, : action[row]].sum())
         assert torch.isclose(logprob[row], ref.log_prob(torch.tensor(index)), atol=1e-5)
         assert torch.isclose(entropy[row], ref.entropy(), atol=1e-5)
-    torch.testing.assert_close(head.evaluate(params, action, mask)[0], logprob)
+    torch.testing.assert_close(head.logprob_entropy(params, action, mask)[0], logprob)
     params.requires_grad_(True)
-    head.evaluate(params, action, mask)[0].sum().backward()
+    head.logprob_entropy(params, action, mask)[0].sum().backward()
     assert torch.isfinite(params.grad).all() and (params.grad[~mask] == 0).all()
 
 
@@ -47,7 +47,7 @@ def test_masked_multidiscrete_branches_are_masked_separately() -> None:
     mask[:, 1] = True  # branch 0: only choice 1
     mask[:, 3 + 4] = True  # branch 1: only choice 4
     action, logprob = head.sample(params, mask)
-    _, entropy = head.evaluate(params, action, mask)
+    _, entropy = head.logprob_entropy(params, action, mask)
     assert (action[:, 0] == 1).all() and (action[:, 1] == 4).all()
     torch.testing.assert_close(logprob, torch.zeros(256), atol=1e-6, rtol=0)
     torch.testing.assert_close(entropy, torch.zeros(256), atol=1e-6, rtol=0)
@@ -58,7 +58,8 @@ def test_unmasked_path_is_unchanged_without_masks() -> None:
     params = torch.randn(10, 6)
     action = torch.randint(0, 6, (10,))
     torch.testing.assert_close(
-        head.evaluate(params, action, None), head.evaluate(params, action, torch.ones(10, 6) > 0)
+        head.logprob_entropy(params, action, None),
+        head.logprob_entropy(params, action, torch.ones(10, 6) > 0),
     )
 
 
@@ -70,7 +71,7 @@ def _game(env_id: str, **kwargs):
     creator = _classic(env_id, **kwargs)
 
     def make(buf=None):
-        return PettingZooPufferEnv(creator, buf=buf)
+        return emulate_pettingzoo(creator, buf=buf)
 
     return make
 
@@ -126,14 +127,14 @@ def test_all_illegal_acting_row_is_a_clear_error() -> None:
     config = TrainConfig(horizon=4, minibatch_size=8, total_timesteps=8, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
     with pytest.raises(APIUsageError, match=r"env .*StuckEnv.*agent row 1 must act"):
-        trainer.evaluate()
+        trainer.collect()
 
 
 def test_trainer_stores_masks_and_trains_on_a_turn_based_game() -> None:
     vec = make_vec(_game("tictactoe-v3"), 4, backend="serial")
     config = TrainConfig(horizon=8, minibatch_size=32, total_timesteps=64, device="cpu", seed=1)
     trainer = PuffeRL(config, vec, make_policy(PolicyConfig(hidden_size=16), vec))
-    trainer.evaluate()
+    trainer.collect()
     buf = trainer.buffer
     assert buf.action_masks is not None and buf.action_masks.shape == (9, 8, 9)
     acting = buf.masks[:8] > 0

@@ -215,7 +215,7 @@ def test_trainer_reports_where_the_time_goes() -> None:
     env = make("squared", num_envs=16)
     config = TrainConfig(horizon=8, minibatch_size=32, total_timesteps=256, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8, recurrent="lstm"), env))
-    trainer.evaluate()
+    trainer.collect()
     trainer.train()
     metrics = trainer.mean_and_log()
     trainer.close()
@@ -229,10 +229,10 @@ def test_trainer_reports_where_the_time_goes() -> None:
 
 def test_metrics_count_the_episodes_their_means_cover() -> None:
     """`performance/episodes` is the number of episodes averaged in this epoch's env means."""
-    env = puffer.vector.make("gym-CartPole-v1", num_envs=4, seed=0)
+    env = puffer.vector.make("gym-CartPole-v1", num_instances=4, seed=0)
     config = TrainConfig(horizon=64, minibatch_size=64, total_timesteps=256, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
-    trainer.evaluate()
+    trainer.collect()
     episodes = len(trainer.stats["episode_return"])
     metrics = trainer.mean_and_log()
     assert episodes > 0
@@ -254,7 +254,7 @@ def test_time_left_reads_the_runs_average_rate(monkeypatch: pytest.MonkeyPatch) 
     for seconds in (1.0, 1.0, 10.0):
         clock[0] += seconds
         trainer.global_step += 128
-        trainer.epoch += 1
+        trainer.iteration += 1
         left.append(trainer.mean_and_log()["performance/time_left"])
     trainer.close()
     env.close()

@@ -37,7 +37,7 @@ def _update(
     policy = make_policy(PolicyConfig(hidden_size=16, recurrent=recurrent), env)
     trainer = PuffeRL(config, env, policy)
     initial = [p.detach().clone() for p in trainer.policy.parameters()]
-    trainer.evaluate()
+    trainer.collect()
     losses = trainer.train()
     params = [p.detach().clone() for p in trainer.policy.parameters()]
     trainer.close()

@@ -173,7 +173,7 @@ def test_categorical_head_matches_torch_distributions() -> None:
         expected_lp = expected_lp + dist.log_prob(action[:, i])
         expected_ent = expected_ent + dist.entropy()
     torch.testing.assert_close(logprob, expected_lp)
-    torch.testing.assert_close(head.evaluate(params, action), (expected_lp, expected_ent))
+    torch.testing.assert_close(head.logprob_entropy(params, action), (expected_lp, expected_ent))
 
 
 @pytest.mark.parametrize("nvec", [[6], [3, 5, 2]])
@@ -196,7 +196,7 @@ def test_categorical_sampling_draws_each_choice_at_its_probability(nvec: list[in
             assert ((counts / draws - p).abs() <= tolerance).all(), (counts / draws, p)
             if action_mask is not None:
                 assert counts[~mask[0, sum(nvec[:branch]) : sum(nvec[: branch + 1])]].sum() == 0
-        torch.testing.assert_close(logprob, head.evaluate(params, action, action_mask)[0])
+        torch.testing.assert_close(logprob, head.logprob_entropy(params, action, action_mask)[0])
 
 
 def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:
@@ -208,14 +208,16 @@ def test_gaussian_and_mixed_heads_match_torch_distributions() -> None:
     action, logprob = head.sample(mean)
     dist = torch.distributions.Normal(mean, torch.full_like(mean, -0.5).exp())
     torch.testing.assert_close(logprob, dist.log_prob(action).sum(-1))
-    torch.testing.assert_close(head.evaluate(mean, action), (logprob, dist.entropy().sum(-1)))
+    torch.testing.assert_close(
+        head.logprob_entropy(mean, action), (logprob, dist.entropy().sum(-1))
+    )
 
     mixed = MixedHead(8, [("discrete", 3), ("continuous", 2)])
     params = mixed(torch.randn(5, 8))
     action, logprob = mixed.sample(params)
     assert action.shape == (5, 3) and action.dtype == torch.float32
     assert set(action[:, 0].tolist()) <= {0.0, 1.0, 2.0}
-    torch.testing.assert_close(mixed.evaluate(params, action)[0], logprob)
+    torch.testing.assert_close(mixed.logprob_entropy(params, action)[0], logprob)
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,16 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from puffer.core import make
+from puffer.core import APIUsageError, make
 from puffer.kernels.testing import assert_relative_close
-from puffer.train import PolicyConfig, PuffeRL, TrainConfig, make_policy
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    apply_torch_settings,
+    make_policy,
+)
 from puffer.train.config import ConfigError
 from puffer.train.policies import policy as policy_module
 
@@ -43,17 +50,31 @@ def test_a_run_sets_its_precision_and_trains(precision: str) -> None:
     assert precision_seen == precision
 
 
+def test_the_trainer_refuses_a_process_not_set_for_its_config() -> None:
+    # apply_torch_settings is the one owner of the settings; PuffeRL only checks them.
+    torch.set_float32_matmul_precision("medium")
+    env = make("squared", num_envs=16)
+    try:
+        policy = make_policy(PolicyConfig(hidden_size=16), env)
+        with pytest.raises(APIUsageError, match=r"precision is 'medium' .*apply_torch_settings"):
+            PuffeRL(TrainConfig(**_SMALL_RUN), env, policy)
+        assert torch.get_float32_matmul_precision() == "medium"  # checked, not set
+    finally:
+        env.close()
+
+
 _SMALL_RUN = dict(horizon=16, minibatch_size=128, total_timesteps=512, device="cpu", seed=0)
 
 
 def _one_epoch_trains(config: TrainConfig, policy_config: PolicyConfig) -> str:
     """Run one epoch on the 'squared' env; assert finite losses and float32 parameters.
     Returns the matmul precision the run had set."""
+    apply_torch_settings(Config(train=config))
     torch.manual_seed(0)
     env = make("squared", num_envs=16)
     trainer = PuffeRL(config, env, make_policy(policy_config, env))
     precision = torch.get_float32_matmul_precision()
-    trainer.evaluate()
+    trainer.collect()
     losses = trainer.train()
     trainer.close()
     env.close()

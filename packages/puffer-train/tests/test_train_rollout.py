@@ -65,7 +65,7 @@ def test_trainer_and_evaluate_episodes_both_clip_to_the_space() -> None:
     policy = _policy(env)
     config = TrainConfig(horizon=5, minibatch_size=20, total_timesteps=40, device="cpu")
     trainer = PuffeRL(config, env, policy)
-    trainer.evaluate()
+    trainer.collect()
     _check_sent(env)
     # The buffer keeps the policy's own (unclipped) sample: its log-prob is the one stored.
     assert trainer.buffer.actions.abs().max() > HIGH
@@ -124,7 +124,7 @@ def test_held_step_survives_a_checkpoint_round_trip() -> None:
         policy=PolicyConfig(hidden_size=8, recurrent="lstm"),
     )
     trainer = PuffeRL(config, env, policy)
-    trainer.evaluate()
+    trainer.collect()
     saved = trainer.rollout.held_state()
     assert saved["held"] is not None and saved["held"]["obs"].shape == (2, 3)
     other = Rollout(policy, RecordingEnv(num_agents=2))
@@ -149,9 +149,9 @@ def test_recurrent_state_at_an_epoch_start(recurrent_state: str) -> None:
     )  # fmt: skip
     trainer = PuffeRL(config, env, _policy(env, "lstm"))
     for _ in range(2):
-        trainer.evaluate()
+        trainer.collect()
         starts = [s[: trainer.sizes.segments] for s in trainer.buffer.states]
         zero = all(torch.equal(s, torch.zeros_like(s)) for s in starts)
-        assert zero == (recurrent_state == "zero" or trainer.epoch == 0)
+        assert zero == (recurrent_state == "zero" or trainer.iteration == 0)
         trainer.train()
     env.close()

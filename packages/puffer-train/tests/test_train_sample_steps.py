@@ -32,7 +32,7 @@ def _trainer(sample_steps: bool, minibatch_size: int) -> PuffeRL:
 
 def _one_update(sample_steps: bool, minibatch_size: int) -> tuple[list[torch.Tensor], dict]:
     trainer = _trainer(sample_steps, minibatch_size)
-    trainer.evaluate()
+    trainer.collect()
     losses = trainer.train()
     params = [p.detach().clone() for p in trainer.policy.parameters()]
     trainer.close()
@@ -64,7 +64,7 @@ def test_minibatches_of_steps_draw_from_many_segments(monkeypatch: pytest.Monkey
     for sample_steps in (False, True):
         drawn.clear()
         trainer = _trainer(sample_steps, 32)
-        trainer.evaluate()
+        trainer.collect()
         trainer.train()
         trainer.close()
         trainer.vecenv.close()

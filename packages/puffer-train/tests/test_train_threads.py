@@ -68,3 +68,24 @@ def test_resolve_device():
 def test_docstring_examples():
     result = doctest.testmod(runtime)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_the_trainer_checks_the_thread_count_it_does_not_set(monkeypatch):
+    from puffer.core import APIUsageError, make
+    from puffer.train import PolicyConfig, PuffeRL, make_policy
+
+    before = torch.get_num_threads()
+    env = make("gym-CartPole-v1")
+    try:
+        small = dict(horizon=8, minibatch_size=8, total_timesteps=16, device="cpu")
+        config = Config(train=TrainConfig(torch_threads=2, **small))
+        torch.set_num_threads(1)
+        policy = make_policy(PolicyConfig(hidden_size=8), env)
+        with pytest.raises(APIUsageError, match=r"thread count is 1 but the config asks for 2"):
+            PuffeRL(config, env, policy)
+        assert torch.get_num_threads() == 1
+        apply_torch_settings(config)
+        PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env)).close()
+    finally:
+        env.close()
+        torch.set_num_threads(before)

@@ -38,13 +38,14 @@ def _advantages_of_one_update(vtrace: bool, refresh_values: bool = False):
         return seen[-1]
 
     trainer.update.advantages = recorded
-    trainer.evaluate()
+    trainer.collect()
     buf, segments = trainer.buffer, trainer.sizes.segments
     gae = puff_advantage(
         buf.values[:segments].clone(),
         buf.rewards[:segments],
         buf.terminals[:segments],
         buf.truncations[:segments],
+        buf.final_values[:segments],
         torch.ones_like(buf.ratio),
         buf.next_values[:segments],
         config.gamma,

@@ -48,7 +48,9 @@ def test_send_checks_every_step(backend: str, step: int) -> None:
 
 
 def test_async_batches_name_rows_of_the_batch() -> None:
-    with make(DeterministicEnv, 4, backend="multiprocessing", num_workers=2, batch_size=2) as vec:
+    with make(
+        DeterministicEnv, 4, backend="multiprocessing", num_workers=2, instances_per_recv=2
+    ) as vec:
         vec.async_reset(seed=0)
         vec.recv()
         with pytest.raises(APIUsageError, match=r"action 9 at row 1 is outside"):

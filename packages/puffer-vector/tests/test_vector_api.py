@@ -76,8 +76,11 @@ def test_vector_float_actions_must_be_floats() -> None:
     ("kwargs", "match"),
     [
         ({"num_workers": 3}, r"num_workers=3 must divide num_envs=4"),
-        ({"num_workers": 2, "batch_size": 1}, r"batch_size=1 must divide .* envs_per_worker=2"),
-        ({"num_workers": 2, "batch_size": 3}, r"batch_size=3"),
+        (
+            {"num_workers": 2, "instances_per_recv": 1},
+            r"batch_size=1 must divide .* envs_per_worker=2",
+        ),
+        ({"num_workers": 2, "instances_per_recv": 3}, r"batch_size=3"),
         ({"backend": "threads"}, r"unknown backend 'threads'; use one of"),
     ],
 )
@@ -101,7 +104,7 @@ def test_vector_env_creator_by_registered_name() -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_vector_batches_are_views_of_the_shared_buffer(backend) -> None:
-    with make(DeterministicEnv, 4, backend=backend, num_workers=4, batch_size=2) as vec:
+    with make(DeterministicEnv, 4, backend=backend, num_workers=4, instances_per_recv=2) as vec:
         vec.async_reset(seed=0)
         obs, rewards, _terminals, _truncations, _infos, agent_ids, masks = vec.recv()
         for array, name in [(obs, "observations"), (rewards, "rewards"), (masks, "masks")]:
@@ -148,3 +151,16 @@ def test_vector_seed_of_make_is_used_by_the_first_reset() -> None:
 def test_vector_spawn_start_method_with_a_picklable_creator() -> None:
     with Multiprocessing(DeterministicEnv, 4, num_workers=2, start_method="spawn") as vec:
         check_against_single_envs(vec, steps=100, seed=1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("num_envs", "num_instances"), ("batch_size", "instances_per_recv")]
+)
+def test_make_refuses_the_old_keywords_naming_the_new(old: str, new: str) -> None:
+    with pytest.raises(TypeError, match=rf"make\({old}=\.\.\.\) was renamed {new}.*pass {new}=2"):
+        make(DeterministicEnv, **{old: 2})
+
+
+def test_make_takes_the_vec_config_names() -> None:
+    with make(DeterministicEnv, num_instances=4, num_workers=2, instances_per_recv=2) as vec:
+        assert (vec.num_envs, vec.batch_size) == (4, 2)

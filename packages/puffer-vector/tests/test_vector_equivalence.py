@@ -58,7 +58,7 @@ def test_vector_matches_single_envs(env: str, mode: str) -> None:
         4,
         backend=backend,
         num_workers=workers,
-        batch_size=batch,
+        instances_per_recv=batch,
         zero_copy=zero_copy,
         env_kwargs=env_kwargs,
     ) as vec:

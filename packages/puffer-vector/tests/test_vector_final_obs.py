@@ -70,7 +70,7 @@ def test_vectorizer_final_observations_match_raw_envs(backend, batch_size, zero_
         4,
         backend=backend,
         num_workers=4 if backend == "multiprocessing" else 2,
-        batch_size=batch_size,
+        instances_per_recv=batch_size,
         zero_copy=zero_copy,
         env_kwargs=KWARGS,
     ) as vec:

@@ -34,8 +34,11 @@ def test_vector_gym_spaces_and_metadata() -> None:
 
 
 def test_vector_gym_refuses_partial_batches() -> None:
-    vec = make(DeterministicEnv, 4, num_workers=4, batch_size=2)
-    with pytest.raises(APIUsageError, match=r"batch_size=2 < num_envs=4; make it with"):
+    vec = make(DeterministicEnv, 4, num_workers=4, instances_per_recv=2)
+    with pytest.raises(
+        APIUsageError,
+        match=r"batch_size=2 < num_envs=4; make it synchronous: leave .*instances_per_recv",
+    ):
         VectorEnv(vec)
     vec.close()
 

@@ -47,7 +47,7 @@ def test_vector_ray_matches_single_envs(local_ray, batch_size, zero_copy, env_kw
         4,
         backend="ray",
         num_workers=2,
-        batch_size=batch_size,
+        instances_per_recv=batch_size,
         zero_copy=zero_copy,
         env_kwargs=env_kwargs,
     ) as vec:
@@ -90,7 +90,7 @@ def test_vector_ray_final_observations_match_raw_envs(local_ray, batch_size) -> 
         2,
         backend="ray",
         num_workers=2,
-        batch_size=batch_size,
+        instances_per_recv=batch_size,
         env_kwargs={"max_episode_steps": 12},
     ) as vec:
         check_final_observations(
@@ -100,6 +100,6 @@ def test_vector_ray_final_observations_match_raw_envs(local_ray, batch_size) -> 
 
 def test_vector_ray_carries_action_masks(local_ray) -> None:
     creator = "pettingzoo-classic.tictactoe_v3"
-    with make(creator, 4, backend="ray", num_workers=2, batch_size=2) as vec:
+    with make(creator, 4, backend="ray", num_workers=2, instances_per_recv=2) as vec:
         assert vec.action_masks is not None
         check_against_single_envs(vec, steps=200, seed=3)

@@ -14,7 +14,7 @@ Example:
     >>> import puffer.kernels
     >>> v = torch.zeros(2, 3)
     >>> d = torch.zeros(2, 3, dtype=torch.bool)
-    >>> torch.ops.puffer.puff_advantage(v, v + 1, d, d, v + 1, v[:, 0], 0.5, 1.0, 1.0, 1.0)
+    >>> torch.ops.puffer.puff_advantage(v, v + 1, d, d, v, v + 1, v[:, 0], 0.5, 1.0, 1.0, 1.0)
     tensor([[1.7500, 1.5000, 1.0000],
             [1.7500, 1.5000, 1.0000]])
 """

@@ -17,7 +17,7 @@ __all__ = ["library", "library_path"]
 _MODULES = {"cpu": "puffer.kernels._kernels_cpu", "cuda": "puffer.kernels._kernels_cuda"}
 
 _ptr = ctypes.c_void_p
-_ADVANTAGE_ARGS = [_ptr] * 7 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
+_ADVANTAGE_ARGS = [_ptr] * 8 + [ctypes.c_int64] * 2 + [ctypes.c_float] * 4
 _PRIORITY_ARGS = [_ptr, _ptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_float]
 _sizes = [ctypes.c_int64] * 3  # batch, steps, hidden or width
 # Categorical PPO loss: 9 inputs, then forward's 4 outputs (probs, logp, ratio, sums) or

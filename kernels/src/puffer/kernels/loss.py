@@ -1,7 +1,7 @@
 """The categorical PPO loss as one autograd function over a CPU kernel (``csrc/ppo_cpu.cpp``).
 
 Its reference is the trainer's own code, ``puffer.train.ppo.ppo_loss`` over
-``CategoricalHead.evaluate``, and ``packages/puffer-train/tests/test_train_fused_loss.py`` holds
+``CategoricalHead.logprob_entropy``, and ``packages/puffer-train/tests/test_train_fused_loss.py`` holds
 them equal, values and gradients. That graph is some forty small operations on (B, T) tensors,
 each a pass over memory and an autograd node. The kernel is float32 and CPU only; CUDA keeps the
 torch graph, where the GPU runs the elementwise work. Forward keeps each row's probabilities

@@ -58,6 +58,7 @@ def puff_advantage_reference(
     rewards: torch.Tensor,
     terminals: torch.Tensor,
     truncations: torch.Tensor,
+    final_values: torch.Tensor,
     ratio: torch.Tensor,
     next_values: torch.Tensor,
     gamma: float,
@@ -68,8 +69,8 @@ def puff_advantage_reference(
     """Pure-torch puff advantage (see ``puffer.train.advantage.puff_advantage``).
 
     Args:
-        values, rewards, ratio: (S, T) float; terminals, truncations: (S, T) bool;
-        next_values: (S,) float; gamma, lam, rho_clip, c_clip: floats.
+        values, rewards, final_values, ratio: (S, T) float; terminals, truncations: (S, T)
+        bool; next_values: (S,) float; gamma, lam, rho_clip, c_clip: floats.
 
     Returns:
         (S, T) advantages, dtype of ``values``. Vectorized over segments, sequential over the
@@ -79,9 +80,9 @@ def puff_advantage_reference(
     trunc = truncations.to(values.dtype)
     # Bootstrap the last row with V of the next observation instead of A = 0.
     next_v = torch.cat([values[:, 1:], next_values[:, None]], dim=1)
-    # Under auto-reset a truncated episode's final observation is not in the buffer: V_t stands
-    # in for its value, so truncation bootstraps rather than acting as a terminal.
-    next_v = torch.where(trunc != 0, values, next_v)
+    # Under auto-reset the row after a truncation starts the next episode: a truncated row
+    # bootstraps from V(final obs), kept beside it, rather than acting as a terminal.
+    next_v = torch.where(trunc != 0, final_values, next_v)
     rho = ratio.clamp(max=rho_clip)
     c = ratio.clamp(max=c_clip)
     delta = rho * (rewards + gamma * next_v * (1 - done) - values)
@@ -138,7 +139,7 @@ _segment_priorities_op = torch.library.custom_op(
 
 @_puff_advantage_op.register_kernel(("cpu", "cuda"))
 def _advantage_kernel(*args: torch.Tensor | float) -> torch.Tensor:
-    tensors, hyper = args[:6], args[6:]
+    tensors, hyper = args[:7], args[7:]
     values = tensors[0]
     lib = _lib.library(values.device.type)
     if lib is None:  # not built: the reference, without a warning (see kernel_libraries())

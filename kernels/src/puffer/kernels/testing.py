@@ -23,14 +23,16 @@ def random_advantage_batch(
         device: where the tensors are put.
 
     Returns:
-        ``(values, rewards, terminals, truncations, ratio, next_values)``: (S, T) float32 normal
-        values and rewards, (S, T) bool terminals (5 %) and truncations (3 %), (S, T) ratios
+        ``(values, rewards, terminals, truncations, final_values, ratio, next_values)``: (S, T)
+        float32 normal values and rewards, (S, T) bool terminals (5 %) and truncations (3 %, so
+        most fall inside a segment), (S, T) float32 normal final values (independent of
+        ``values``, so a kernel that read V_t on a truncated row would differ), (S, T) ratios
         uniform in [0.3, 2.0], (S,) float32 next values.
 
     Example:
         >>> batch = random_advantage_batch(4, 8, seed=0)
         >>> [tuple(x.shape) for x in batch]
-        [(4, 8), (4, 8), (4, 8), (4, 8), (4, 8), (4,)]
+        [(4, 8), (4, 8), (4, 8), (4, 8), (4, 8), (4, 8), (4,)]
     """
     g = torch.Generator().manual_seed(seed)
     shape = (segments, horizon)
@@ -40,7 +42,8 @@ def random_advantage_batch(
     truncations = torch.rand(shape, generator=g) < 0.03
     ratio = 0.3 + 1.7 * torch.rand(shape, generator=g)
     next_values = torch.randn(segments, generator=g)
-    batch = (values, rewards, terminals, truncations, ratio, next_values)
+    final_values = torch.randn(shape, generator=g)
+    batch = (values, rewards, terminals, truncations, final_values, ratio, next_values)
     return tuple(x.to(device) for x in batch)
 
 

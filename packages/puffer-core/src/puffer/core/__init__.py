@@ -16,7 +16,7 @@ from puffer.core.errors import (
 )
 from puffer.core.layout import Layout, Leaf, action_layout, nativize, observation_layout
 from puffer.core.machine import slot_env, usable_cores
-from puffer.core.pettingzoo import PettingZooPufferEnv
+from puffer.core.pettingzoo import PettingZooPufferEnv, emulate_pettingzoo
 from puffer.core.registry import (
     ENTRY_POINT_GROUP,
     env_creator,
@@ -47,6 +47,7 @@ __all__ = [
     "action_dtype",
     "action_layout",
     "check_actions",
+    "emulate_pettingzoo",
     "env_creator",
     "gym_creator",
     "make",

@@ -16,6 +16,7 @@ beats numpy's per-call overhead; bigger ones with two vectorized comparisons and
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from gymnasium import spaces
 
 from puffer.core.errors import APIUsageError
 
-__all__ = ["SMALL", "ActionCheck", "action_checker", "check_actions"]
+__all__ = ["SMALL", "ActionCheck", "action_checker", "check_actions", "no_check", "value_checker"]
 
 # Batches with at most this many action values are range-checked on Python lists.
 SMALL = 16
@@ -60,35 +61,51 @@ def _bounds(space: spaces.Space) -> tuple[str, np.ndarray, np.ndarray]:
     )
 
 
-def action_checker(
-    space: spaces.Space,
-    owner: str,
-    *,
-    ranges: bool = True,
-    num_rows: int | None = None,
-    values_only: bool = False,
-) -> ActionCheck:
-    """A function `check(actions)` doing `check_actions(owner, space, actions, ...)`.
+@dataclass(frozen=True)
+class _Row:
+    """One action row of `space`, prepared once per checker: its shape, dtype kinds and
+    inclusive bounds (as arrays and as flat Python lists), and the message of a bad value."""
 
-    Build it once per env / vectorizer and call it on every step: the space's bounds are
-    prepared here, not per call. With `values_only`, the function checks only ranges and
-    finiteness, of a batch whose shape and dtype its caller guarantees (its own buffer, or a
-    1-D memoryview of it); with `ranges=False` too, it does nothing. With `ranges=False` and
-    not `values_only`, ranges are still checked on arrays of another dtype than the buffer's.
-    """
-    kinds, low, high = _bounds(space)
-    row_shape = tuple(space.shape or ())
-    ndim = len(row_shape) + 1
-    full_shape = None if num_rows is None else (num_rows, *row_shape)
-    width = max(1, int(np.prod(row_shape)))
-    flat = not row_shape  # one value per row: tolist() is already flat
-    low_list, high_list = low.ravel().tolist(), high.ravel().tolist()
-    lone_low, lone_high = low_list[0], high_list[0]
-    kind_name = "integers" if kinds == "iu" else "floats"
-    buffer_dtype = np.dtype(np.int32 if kinds == "iu" else np.float32)
+    space: spaces.Space
+    owner: str
+    shape: tuple[int, ...]
+    kinds: str
+    low: np.ndarray
+    high: np.ndarray
+    low_list: list
+    high_list: list
+    width: int
+    uniform: bool
 
-    def fail(actions: Any) -> None:
+    @classmethod
+    def of(cls, space: spaces.Space, owner: str) -> _Row:
+        kinds, low, high = _bounds(space)
+        return cls(
+            space=space,
+            owner=owner,
+            shape=tuple(space.shape or ()),
+            kinds=kinds,
+            low=low,
+            high=high,
+            low_list=low.ravel().tolist(),
+            high_list=high.ravel().tolist(),
+            width=max(1, int(np.prod(space.shape or ()))),
+            # One bound pair for every element (Discrete, Box(-1, 1, ...)).
+            uniform=bool(low.min() == low.max() and high.min() == high.max()),
+        )
+
+    @property
+    def kind_name(self) -> str:
+        return "integers" if self.kinds == "iu" else "floats"
+
+    @property
+    def buffer_dtype(self) -> np.dtype:
+        """The dtype of the env's action buffer, into which actions are copied (cast)."""
+        return np.dtype(np.int32 if self.kinds == "iu" else np.float32)
+
+    def fail(self, actions: Any) -> None:
         """Raise for the first value of `actions` outside the bounds (the slow path)."""
+        low_list, high_list, width = self.low_list, self.high_list, self.width
         values = np.asarray(actions).reshape(-1).tolist()
         index = next(
             i for i, v in enumerate(values) if not low_list[i % width] <= v <= high_list[i % width]
@@ -97,28 +114,48 @@ def action_checker(
         value = values[index]
         where = f"row {row}" + ("" if width == 1 else f", element {column}")
         bound = f"[{low_list[column]}, {high_list[column]}]"
-        if kinds == "f":
+        if self.kinds == "f":
             problem = "is not finite" if not np.isfinite(value) else "is outside"
             fix = "clip continuous actions to single_action_space in the policy (envs do not clip)"
         else:
             problem = "is outside"
             fix = "sample actions from single_action_space (puffer actions are zero-based)"
         raise APIUsageError(
-            f"{owner}: action {value} at {where} {problem} {space} (expected {kind_name} in "
-            f"{bound}); {fix}"
+            f"{self.owner}: action {value} at {where} {problem} {self.space} (expected "
+            f"{self.kind_name} in {bound}); {fix}"
         )
 
-    # Range checks of a batch of the right shape and dtype: on Python values for small
-    # batches, with numpy for big ones.
+
+# The range checks, one per batch form. Each takes a batch of the right shape and dtype; the
+# list forms beat numpy's per-call overhead up to `SMALL` values, the array forms win above.
+
+
+def _one_value_check(row: _Row) -> ActionCheck:
+    """One row of one value (a single-agent Discrete env): index a 1-D memoryview / array."""
+    low, high, fail = row.low_list[0], row.high_list[0], row.fail
+
     def one_value(actions: Any) -> None:
-        # One row of one value (a single-agent Discrete env): index a 1-D memoryview / array.
-        if not lone_low <= actions[0] <= lone_high:
+        if not low <= actions[0] <= high:
             fail(actions)
+
+    return one_value
+
+
+def _uniform_list_check(row: _Row) -> ActionCheck:
+    """Small batches under one bound pair, on Python values."""
+    low, high, fail, flat = row.low_list[0], row.high_list[0], row.fail, not row.shape
 
     def lone_values(actions: Any) -> None:
         for value in actions.tolist() if flat else actions.reshape(-1).tolist():
-            if not lone_low <= value <= lone_high:
+            if not low <= value <= high:
                 fail(actions)
+
+    return lone_values
+
+
+def _per_element_list_check(row: _Row) -> ActionCheck:
+    """Small batches with bounds per element, on Python values."""
+    low_list, high_list, fail = row.low_list, row.high_list, row.fail
 
     def row_values(actions: Any) -> None:
         for value, low_value, high_value in zip(
@@ -130,65 +167,112 @@ def action_checker(
             if not low_value <= value <= high_value:
                 fail(actions)
 
-    uniform = bool(low.min() == low.max() and high.min() == high.max())
-    if uniform:
-        # One bound pair for every element (Discrete, Box(-1, 1, ...)): two reductions, no
-        # temporaries. A NaN anywhere makes min() or max() NaN, which fails the comparison.
-        # numpy scalars of the bounds' dtype: a Python float beyond float32's range would be
-        # cast (with an overflow warning) when compared with a float32 reduction.
-        low_value, high_value = low.reshape(-1)[0], high.reshape(-1)[0]
+    return row_values
 
-        def array_values(actions: Any) -> None:
-            actions = np.asarray(actions)
-            if not (low_value <= actions.min() and actions.max() <= high_value):
-                fail(actions)
 
-    else:
+def _uniform_array_check(row: _Row) -> ActionCheck:
+    """Big batches under one bound pair: two reductions, no temporaries. A NaN anywhere makes
+    min() or max() NaN, which fails the comparison."""
+    # numpy scalars of the bounds' dtype: a Python float beyond float32's range would be cast
+    # (with an overflow warning) when compared with a float32 reduction.
+    low, high, fail = row.low.reshape(-1)[0], row.high.reshape(-1)[0], row.fail
 
-        def array_values(actions: Any) -> None:
-            actions = np.asarray(actions)
-            inside = actions >= low
-            inside &= actions <= high
-            if not inside.all():
-                fail(actions)
+    def array_values(actions: Any) -> None:
+        actions = np.asarray(actions)
+        if not (low <= actions.min() and actions.max() <= high):
+            fail(actions)
 
-    small_values = lone_values if uniform else row_values
+    return array_values
+
+
+def _per_element_array_check(row: _Row) -> ActionCheck:
+    """Big batches with bounds per element: two comparisons and one reduction."""
+    low, high, fail = row.low, row.high, row.fail
+
+    def array_values(actions: Any) -> None:
+        actions = np.asarray(actions)
+        inside = actions >= low
+        inside &= actions <= high
+        if not inside.all():
+            fail(actions)
+
+    return array_values
+
+
+def _range_check(row: _Row, num_rows: int | None) -> ActionCheck:
+    """The range check for batches of `num_rows` rows (None: any count, chosen per call)."""
+    small = (_uniform_list_check if row.uniform else _per_element_list_check)(row)
+    big = (_uniform_array_check if row.uniform else _per_element_array_check)(row)
+    if num_rows == 1 and not row.shape:
+        return _one_value_check(row)
+    if num_rows is not None:
+        return small if num_rows * row.width <= SMALL else big
+    width = row.width
 
     def any_values(actions: Any) -> None:
-        (small_values if len(actions) * width <= SMALL else array_values)(actions)
+        (small if len(actions) * width <= SMALL else big)(actions)
 
-    if num_rows is None:
-        in_range = any_values
-    elif num_rows == 1 and flat:
-        in_range = one_value
-    else:
-        in_range = small_values if num_rows * width <= SMALL else array_values
+    return any_values
 
-    def check(actions: np.ndarray) -> None:
+
+def _shape_dtype_check(row: _Row, num_rows: int | None) -> Callable[[Any], None]:
+    """The check that `actions` is an (N, *row shape) numpy array of the row's dtype kind
+    (N = `num_rows` when given)."""
+    owner, space, shape, kinds = row.owner, row.space, row.shape, row.kinds
+    ndim = len(shape) + 1
+    full_shape = None if num_rows is None else (num_rows, *shape)
+    buffer_dtype, kind_name = row.buffer_dtype, row.kind_name
+
+    def shape_dtype(actions: Any) -> None:
         if type(actions) is not np.ndarray:
-            _raise_shape(owner, space, actions, num_rows, row_shape)
-        shape = actions.shape
-        if shape != full_shape and (
-            full_shape is not None or shape[1:] != row_shape or len(shape) != ndim
+            _raise_shape(owner, space, actions, num_rows, shape)
+        batch_shape = actions.shape
+        if batch_shape != full_shape and (
+            full_shape is not None or batch_shape[1:] != shape or len(batch_shape) != ndim
         ):
-            _raise_shape(owner, space, actions, num_rows, row_shape)
+            _raise_shape(owner, space, actions, num_rows, shape)
         dtype = actions.dtype
         if dtype is not buffer_dtype and dtype.kind not in kinds:
             raise APIUsageError(
                 f"{owner}: actions have dtype {dtype}, expected {kind_name} for "
                 f"{space}; pass {buffer_dtype} actions"
             )
+
+    return shape_dtype
+
+
+def action_checker(
+    space: spaces.Space, owner: str, *, ranges: bool = True, num_rows: int | None = None
+) -> ActionCheck:
+    """A function `check(actions)` doing `check_actions(owner, space, actions, ...)`: shape and
+    dtype, then the values' ranges.
+
+    Build it once per env / vectorizer and call it on every step: the space's bounds are
+    prepared here, not per call. With `ranges=False` ranges are still checked on arrays of
+    another dtype than the buffer's (the copy into it casts them).
+    """
+    row = _Row.of(space, owner)
+    shape_dtype, in_range = _shape_dtype_check(row, num_rows), _range_check(row, num_rows)
+    buffer_dtype = row.buffer_dtype
+
+    def check(actions: np.ndarray) -> None:
+        shape_dtype(actions)
+        dtype = actions.dtype
         # A dtype other than the buffer's is cast on the copy into it: check before the cast.
         if ranges or (dtype is not buffer_dtype and dtype != buffer_dtype):
             in_range(actions)
 
-    if values_only:
-        return in_range if ranges else _nothing
     return check
 
 
-def _nothing(actions: Any) -> None:
-    """The values-only check of an env that checks ranges itself."""
+def value_checker(space: spaces.Space, owner: str, num_rows: int | None = None) -> ActionCheck:
+    """A function checking only the ranges and finiteness of a batch whose shape and dtype its
+    caller guarantees (its own buffer, or a 1-D memoryview of it)."""
+    return _range_check(_Row.of(space, owner), num_rows)
+
+
+def no_check(actions: Any) -> None:
+    """The value check of an env that checks ranges itself (in C, on its buffer)."""
 
 
 def _raise_shape(

@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from puffer.core.actions import action_checker
+from puffer.core.agents import describe_agents, instantiate
 from puffer.core.buffer import Buffer, mask_width
 from puffer.core.checks import check_observation
 from puffer.core.emulation import (
@@ -78,7 +79,7 @@ class AECPufferEnv(EmulatedEnv):
 
     Attributes are those of `PettingZooPufferEnv` (`possible_agents`, layouts per agent), plus
     `action_masks` when the observations carry an `action_mask` (see the module docstring).
-    `PettingZooPufferEnv` builds this class itself for AEC envs that are not parallelizable.
+    `puffer.core.emulate_pettingzoo` builds this class for AEC envs that are not parallelizable.
 
     Raises:
         EmulationError: a space cannot be emulated, or an observation is outside its
@@ -107,12 +108,9 @@ class AECPufferEnv(EmulatedEnv):
         seed: int | None = None,
         info_reduce: dict[str, str] | None = None,
     ):
-        # Shared with the parallel emulation (a lazy import: that module builds this class).
-        from puffer.core.pettingzoo import _describe_agents, _instantiate
-
-        self.env = _instantiate(env, tuple(env_args), env_kwargs, type(self).__name__)
+        self.env = instantiate(env, tuple(env_args), env_kwargs, type(self).__name__)
         self._info_reduce = info_reductions(self.env, info_reduce, type(self).__name__)
-        obs_layouts, act_layouts = _describe_agents(self)
+        obs_layouts, act_layouts = describe_agents(self)
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         try:
             self.writes_action_masks = _mask_source(self._obs_spaces, self._act_spaces)

@@ -19,7 +19,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from puffer.core.actions import action_checker
+from puffer.core.actions import action_checker, no_check, value_checker
 from puffer.core.buffer import Buffer
 from puffer.core.errors import APIUsageError
 
@@ -129,9 +129,7 @@ class PufferEnv:
         owner, space, n = self._action_owner(), self.single_action_space, self.num_agents
         ranges = self.check_action_ranges
         self._check_actions = action_checker(space, owner, ranges=ranges, num_rows=n)
-        self._check_values = action_checker(
-            space, owner, ranges=ranges, num_rows=n, values_only=True
-        )
+        self._check_values = value_checker(space, owner, num_rows=n) if ranges else no_check
         # memoryview slice assignment exists for 1-D buffers only (one action per agent).
         self._actions_out = memoryview(self.actions) if self.actions.ndim == 1 else None
         # What the values-only check reads: a memoryview's tolist() is the cheapest.

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
-
 from puffer.core.actions import action_checker
 from puffer.core.aec import AECPufferEnv, is_turn_based
+from puffer.core.agents import describe_agents, instantiate
 from puffer.core.buffer import Buffer
 from puffer.core.checks import check_mixed_row, check_observation, is_mixed
 from puffer.core.emulation import (
@@ -24,35 +22,40 @@ from puffer.core.emulation import (
     env_name,
     obs_writer,
     row_action_space,
-    row_space,
 )
 from puffer.core.env import Infos
 from puffer.core.episodes import EpisodeStats, info_reductions
 from puffer.core.errors import APIUsageError, EmulationError
-from puffer.core.layout import (
-    Layout,
-    action_layout,
-    observation_layout,
-    padded_layouts,
-)
+from puffer.core.layout import Layout
 
-__all__ = ["PettingZooPufferEnv"]
+__all__ = ["PettingZooPufferEnv", "emulate_pettingzoo"]
 
 
-def _instantiate(env: Any, env_args: tuple, env_kwargs: dict | None, owner: str) -> Any:
-    """The PettingZoo env itself: `env` if it is one, else `env(*env_args, **env_kwargs)`."""
-    from pettingzoo import AECEnv, ParallelEnv  # optional dependency (extra `pettingzoo`)
+def emulate_pettingzoo(
+    env: Any = None,
+    env_args: tuple = (),
+    env_kwargs: dict[str, Any] | None = None,
+    buf: Buffer | None = None,
+    seed: int | None = None,
+    info_reduce: dict[str, str] | None = None,
+) -> PettingZooPufferEnv | AECPufferEnv:
+    """Any PettingZoo env as a `PufferEnv`: the emulation its API calls for.
 
-    if env is None:
-        raise APIUsageError(f"{owner}: no env given; pass a PettingZoo env, class or creator")
-    if isinstance(env, AECEnv | ParallelEnv):
-        if env_args or env_kwargs:
-            raise APIUsageError(
-                f"{owner}: env_args/env_kwargs given with an env instance {env!r}; pass the "
-                "class or a creator function instead to have them applied"
-            )
-        return env
-    return env(*env_args, **(env_kwargs or {}))
+    Builds the env once (`env` as in `PettingZooPufferEnv`); a turn-based AEC env (not
+    parallelizable, e.g. the classic board games) becomes an `AECPufferEnv`, with one acting
+    row per step; a parallel or parallelizable one a `PettingZooPufferEnv`. The other arguments
+    go to that class.
+
+    Example:
+        >>> import pettingzoo
+        >>> type(emulate_pettingzoo(pettingzoo.make("aec", "classic/tictactoe-v3"))).__name__
+        'AECPufferEnv'
+        >>> type(emulate_pettingzoo(pettingzoo.make("parallel", "classic/rps-v2"))).__name__
+        'PettingZooPufferEnv'
+    """
+    made = instantiate(env, tuple(env_args), env_kwargs, "emulate_pettingzoo")
+    emulation = AECPufferEnv if is_turn_based(made) else PettingZooPufferEnv
+    return emulation(made, buf=buf, seed=seed, info_reduce=info_reduce)
 
 
 def _to_parallel(env: Any, owner: str) -> Any:
@@ -70,75 +73,6 @@ def _to_parallel(env: Any, owner: str) -> Any:
     return env
 
 
-def _padded_observation_space(layouts: list[Layout], width: int) -> spaces.Box:
-    dtype = layouts[0].row_dtype
-    if dtype == np.uint8 and any(leaf.dtype != dtype for lay in layouts for leaf in lay.leaves):
-        return spaces.Box(0, 255, (width,), dtype)
-    low, high = np.zeros(width, dtype), np.zeros(width, dtype)
-    for layout in layouts:
-        box = row_space(layout)
-        n = box.shape[0]
-        low[:n], high[:n] = np.minimum(low[:n], box.low), np.maximum(high[:n], box.high)
-    return spaces.Box(low, high, (width,), dtype)
-
-
-def _padded_action_space(layouts: list[Layout], width: int) -> spaces.Space:
-    own = [row_action_space(layout) for layout in layouts]
-    if not width:  # every agent has a lone Discrete action
-        return spaces.Discrete(max(int(space.n) for space in own))
-    if all(isinstance(space, spaces.MultiDiscrete) for space in own):
-        # Padding entries have one choice (0), so any sample is valid for every agent there.
-        nvec = np.ones(width, np.int64)
-        for space in own:
-            nvec[: len(space.nvec)] = np.maximum(nvec[: len(space.nvec)], space.nvec)
-        return spaces.MultiDiscrete(nvec)
-    low, high = np.zeros(width, np.float32), np.zeros(width, np.float32)
-    for space in own:
-        n = space.shape[0]
-        low[:n], high[:n] = np.minimum(low[:n], space.low), np.maximum(high[:n], space.high)
-    return spaces.Box(low, high, (width,), np.float32)
-
-
-def _agent_layouts(
-    space_list: list[spaces.Space], action: bool
-) -> tuple[list[Layout], spaces.Space, Layout | None]:
-    """Per-agent layouts, the row space, and the shared layout (None for lone leaves or mixes)."""
-    if all(space == space_list[0] for space in space_list):
-        layout = (action_layout if action else observation_layout)(space_list[0])
-        row = (row_action_space if action else row_space)(layout)
-        return [layout] * len(space_list), row, None if layout.single_leaf else layout
-    layouts, width = padded_layouts(space_list, action)
-    row = (_padded_action_space if action else _padded_observation_space)(layouts, width)
-    return layouts, row, None
-
-
-def _describe_agents(self: EmulatedEnv) -> tuple[list[Layout], list[Layout]]:
-    """Set what a PettingZoo emulation knows of its agents before `PufferEnv.__init__`.
-
-    Sets `name`, `possible_agents`, their spaces, the row spaces and layouts, the per-agent
-    layouts, `num_agents` and `render_mode` on `self` (whose `env` is set); returns each
-    agent's observation and action layouts, in row order.
-    """
-    self.name = env_name(self.env)
-    self.possible_agents = list(self.env.possible_agents)
-    self._obs_spaces = [self.env.observation_space(agent) for agent in self.possible_agents]
-    self._act_spaces = [self.env.action_space(agent) for agent in self.possible_agents]
-    try:
-        obs_layouts, self.single_observation_space, self.obs_layout = _agent_layouts(
-            self._obs_spaces, action=False
-        )
-        act_layouts, self.single_action_space, self.action_layout = _agent_layouts(
-            self._act_spaces, action=True
-        )
-    except EmulationError as error:
-        raise EmulationError(f"{self!r}: {error}") from None
-    self.agent_obs_layouts = dict(zip(self.possible_agents, obs_layouts, strict=True))
-    self.agent_action_layouts = dict(zip(self.possible_agents, act_layouts, strict=True))
-    self.num_agents = len(self.possible_agents)
-    self.render_mode = getattr(self.env, "render_mode", None)
-    return obs_layouts, act_layouts
-
-
 class PettingZooPufferEnv(EmulatedEnv):
     """A PettingZoo env as a `PufferEnv` with one row per possible agent, with auto-reset.
 
@@ -146,8 +80,8 @@ class PettingZooPufferEnv(EmulatedEnv):
         env: a PettingZoo `ParallelEnv` or `AECEnv`, its class, or a creator function (such
             as a module's `parallel_env`). Parallelizable AEC envs are converted with
             `pettingzoo.utils.conversions.aec_to_parallel`; turn-based ones (not
-            parallelizable, e.g. the classic board games) give a
-            `puffer.core.aec.AECPufferEnv` instead, with one acting row per step.
+            parallelizable, e.g. the classic board games) are refused: `emulate_pettingzoo`
+            builds a `puffer.core.aec.AECPufferEnv` for them.
         env_args: positional arguments for the class / creator.
         env_kwargs: keyword arguments for the class / creator.
         buf: a `Buffer` of `len(possible_agents)` rows to write into (allocated when None).
@@ -173,7 +107,7 @@ class PettingZooPufferEnv(EmulatedEnv):
 
     Raises:
         EmulationError: a space cannot be emulated, or an observation is outside its agent's space during the first `CHECK_STEPS` steps.
-        APIUsageError: bad arguments or actions, step before reset.
+        APIUsageError: bad arguments or actions, step before reset, a turn-based env.
 
     Example:
         >>> import pettingzoo
@@ -188,24 +122,6 @@ class PettingZooPufferEnv(EmulatedEnv):
 
     writes_final_observations = True
 
-    def __new__(
-        cls,
-        env: Any = None,
-        env_args: tuple = (),
-        env_kwargs: dict[str, Any] | None = None,
-        buf: Buffer | None = None,
-        seed: int | None = None,
-        info_reduce: dict[str, str] | None = None,
-    ):
-        # The env is built here, once: whether it is turn-based decides the class. The built
-        # env travels to __init__ in `_made` (Python calls __init__ with the original args).
-        made = _instantiate(env, tuple(env_args), env_kwargs, cls.__name__)
-        if is_turn_based(made):
-            return AECPufferEnv(made, buf=buf, seed=seed, info_reduce=info_reduce)
-        self = super().__new__(cls)
-        self._made = made
-        return self
-
     def __init__(
         self,
         env: Any = None,
@@ -215,9 +131,16 @@ class PettingZooPufferEnv(EmulatedEnv):
         seed: int | None = None,
         info_reduce: dict[str, str] | None = None,
     ):
-        self.env = _to_parallel(self.__dict__.pop("_made"), type(self).__name__)
+        owner = type(self).__name__
+        made = instantiate(env, tuple(env_args), env_kwargs, owner)
+        if is_turn_based(made):
+            raise APIUsageError(
+                f"{owner}: {env_name(made)} is a turn-based AEC env (not parallelizable); emulate it "
+                "with puffer.core.emulate_pettingzoo (or puffer.core.aec.AECPufferEnv)"
+            )
+        self.env = _to_parallel(made, owner)
         self._info_reduce = info_reductions(self.env, info_reduce, type(self).__name__)
-        obs_layouts, act_layouts = _describe_agents(self)
+        obs_layouts, act_layouts = describe_agents(self)
         super().__init__(buf)
         self._seed = seed
         self._checks_left = CHECK_STEPS

@@ -15,7 +15,7 @@ Names come from three places:
 - `pettingzoo-<family>.<module>` (e.g. `pettingzoo-classic.rps_v2`), a PettingZoo registry
   id (`pettingzoo-classic/rps-v2`), any importable module with a `parallel_env` or `env`
   (`pettingzoo-magent2.environments.battle_v4`) or a `module:creator` (a third-party package's
-  env function), emulated with `PettingZooPufferEnv` (parallel API where the env has one, else
+  env function), emulated with `emulate_pettingzoo` (parallel API where the env has one, else
   its AEC env through PettingZoo's converter).
 
 A name of one of these shapes whose package does not import (`gym-minigrid:...` without
@@ -133,10 +133,10 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
         _require_pettingzoo(name)  # emulation needs it, whatever module the id names
         creator = _pettingzoo_creator(name[len(PETTINGZOO_PREFIX) :])
         if creator is not None:
-            from puffer.core.pettingzoo import PettingZooPufferEnv
+            from puffer.core.pettingzoo import emulate_pettingzoo
 
             def make_pettingzoo(buf=None, **kwargs: Any) -> PufferEnv:
-                return PettingZooPufferEnv(creator, env_kwargs=kwargs, buf=buf)
+                return emulate_pettingzoo(creator, env_kwargs=kwargs, buf=buf)
 
             config_file = _configs() / f"{name}.toml"
             if config_file.is_file():

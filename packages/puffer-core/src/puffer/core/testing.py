@@ -251,10 +251,10 @@ def assert_aec_equivalence(make_raw: Callable[[], Any], moves: int = 1000, seed:
     Returns:
         the number of games finished.
     """
+    from puffer.core.aec import AECPufferEnv
     from puffer.core.emulation import ACTION_MASK_KEY
-    from puffer.core.pettingzoo import PettingZooPufferEnv
 
-    raw, emulated = make_raw(), PettingZooPufferEnv(make_raw(), seed=seed)
+    raw, emulated = make_raw(), AECPufferEnv(make_raw(), seed=seed)
     agents = list(raw.possible_agents)
     rng = np.random.default_rng(seed)
     raw.reset(seed=seed)

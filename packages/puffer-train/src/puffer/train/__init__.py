@@ -18,6 +18,7 @@ from puffer.train.metrics import JSONLSink, MetricsSink
 from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import DivergedError, PuffeRL
 from puffer.train.run import TrainResult, train
+from puffer.train.runtime import apply_torch_settings
 from puffer.train.storage import StorageError
 
 __version__ = "0.1.0"
@@ -36,6 +37,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "VecConfig",
+    "apply_torch_settings",
     "evaluate_episodes",
     "field_help",
     "load_config",

@@ -8,7 +8,9 @@ the op runs the reference; ``kernel_libraries()`` says which is in use. The func
 check shapes, dtypes and devices, then call the op.
 
 Layout: row t of a segment holds V_t = V(o_t) and r_{t+1}, d_{t+1} (terminal),
-u_{t+1} (truncation) that came back for a_t, and the ratio w_t = pi_new / pi_old.
+u_{t+1} (truncation) that came back for a_t, F_t = V(final obs) where u_{t+1} (the value of the
+observation the truncated episode ended on, which auto-reset keeps out of the next row), and the
+ratio w_t = pi_new / pi_old.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def puff_advantage(
     rewards: torch.Tensor,
     terminals: torch.Tensor,
     truncations: torch.Tensor,
+    final_values: torch.Tensor,
     ratio: torch.Tensor,
     next_values: torch.Tensor,
     gamma: float,
@@ -72,12 +75,13 @@ def puff_advantage(
     For each segment, backwards over t = T-1 … 0, with A_T = 0::
 
         rho_t = min(w_t, rho_clip);  c_t = min(w_t, c_clip)
-        nextV_t = V_{t+1} (t < T-1), next_values (t = T-1), or V_t where u_{t+1}
+        nextV_t = F_t where u_{t+1}, else V_{t+1} (t < T-1) or next_values (t = T-1)
         delta_t = rho_t * (r_{t+1} + gamma * nextV_t * (1 - d_{t+1}) - V_t)
         A_t = delta_t + gamma * lam * c_t * (1 - d_{t+1}) * (1 - u_{t+1}) * A_{t+1}
 
-    Under auto-reset the final observation of a truncated episode is not in the buffer, so V_t
-    stands in for its value. Returns are ``advantages + values``. The result carries no
+    Under auto-reset row t + 1 after a truncation is the next episode's first observation, so
+    the truncated row bootstraps from F_t = V(final obs) instead (a trainer whose env keeps no
+    final observation passes V_t there). Returns are ``advantages + values``. The result carries no
     gradient. Runs the compiled CPU or CUDA kernel for the inputs' device (torch reference when
     that library was not built); non-contiguous inputs are copied. Asynchronous on CUDA.
 
@@ -86,6 +90,7 @@ def puff_advantage(
         rewards: (S, T) float32, r_{t+1}.
         terminals: (S, T) bool or float (non-zero means set), d_{t+1}.
         truncations: (S, T) bool or float (non-zero means set), u_{t+1}.
+        final_values: (S, T) float32, F_t = V(final obs) on truncated rows; read nowhere else.
         ratio: (S, T) float32, pi_new / pi_old of a_t (ones for fresh data).
         next_values: (S,) float32, V of the observation after each segment's last row.
         gamma: discount.
@@ -104,7 +109,7 @@ def puff_advantage(
         >>> g = torch.Generator().manual_seed(0)
         >>> v, r = torch.rand(4, 8, generator=g), torch.rand(4, 8, generator=g)
         >>> d = torch.zeros(4, 8, dtype=torch.bool)
-        >>> adv = puff_advantage(v, r, d, d, torch.ones(4, 8), torch.zeros(4), 0.99, 0.95, 1.0, 1.0)
+        >>> adv = puff_advantage(v, r, d, d, v, torch.ones(4, 8), torch.zeros(4), 0.99, 0.95, 1.0, 1.0)
         >>> adv.shape, adv.dtype
         (torch.Size([4, 8]), torch.float32)
     """
@@ -115,10 +120,11 @@ def puff_advantage(
             "horizon >= 1"
         )
     shape = tuple(values.shape)
-    for name, x in (("values", values), ("rewards", rewards), ("ratio", ratio)):
+    named = (("values", values), ("rewards", rewards), ("final_values", final_values))
+    for name, x in (*named, ("ratio", ratio)):
         _check_float32(x, name, shape, op)
     _check_float32(next_values, "next_values", shape[:1], op)
-    tensors = (values, rewards, terminals, truncations, ratio, next_values)
+    tensors = (values, rewards, terminals, truncations, final_values, ratio, next_values)
     devices = {x.device for x in tensors}
     if len(devices) != 1:
         raise APIUsageError(
@@ -132,6 +138,7 @@ def puff_advantage(
         rewards.detach(),
         terminals,
         truncations,
+        final_values.detach(),
         ratio.detach(),
         next_values.detach(),
         float(gamma),

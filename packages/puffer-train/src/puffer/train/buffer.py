@@ -1,8 +1,9 @@
 """Rollout storage: segments of `horizon` steps per agent, (segments, horizon, ...) on device.
 
 Row t of a segment holds o_t, a_t, log pi_old(a_t | o_t), V(o_t), and r_{t+1}, d_{t+1}, u_{t+1}
-(reward, termination, truncation) that came back for a_t. `next_values[s]` is V of the
-observation after segment s's last row, so the advantage bootstraps instead of cutting. `states`
+(reward, termination, truncation) that came back for a_t, and on a truncated row V(final obs),
+the value the truncated episode bootstraps from. `next_values[s]` is V of the observation after
+segment s's last row, so the advantage bootstraps instead of cutting. `states`
 hold the recurrent state at each segment start, so training replays the same sequence.
 
 Agent a fills segments a, N + a, 2N + a, ... (`chunks` of them per epoch). One extra row
@@ -31,6 +32,7 @@ PER_STEP = (
     "rewards",
     "terminals",
     "truncations",
+    "final_values",
     "masks",
     "action_masks",
 )
@@ -44,6 +46,8 @@ class RolloutBuffer:
         observations: (S+1, T, *obs_shape), the env's observation dtype.
         actions: (S+1, T, *action_shape), int64 (categorical) or float32.
         logprobs, values, rewards, terminals, truncations, masks: (S+1, T) float32.
+        final_values: (S+1, T) float32, V(final obs) on truncated rows (V_t there when the env
+            keeps no final observation); what the advantage reads on those rows only.
         ratio: (S, T) float32, pi_new / pi_old per row, 1 when fresh.
         next_values: (S+1,) float32.
         states: tuple of (S+1, *state_shape) tensors, the state at each segment start.
@@ -58,6 +62,7 @@ class RolloutBuffer:
     rewards: Tensor
     terminals: Tensor
     truncations: Tensor
+    final_values: Tensor
     masks: Tensor
     ratio: Tensor
     next_values: Tensor
@@ -93,6 +98,7 @@ class RolloutBuffer:
             rewards=zeros(rows, steps),
             terminals=zeros(rows, steps),
             truncations=zeros(rows, steps),
+            final_values=zeros(rows, steps),
             masks=zeros(rows, steps),
             ratio=torch.ones(rows - 1, steps, device=device),
             next_values=zeros(rows),

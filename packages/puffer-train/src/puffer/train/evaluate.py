@@ -3,8 +3,8 @@
 The episode statistics are the env's own, never recounted from rewards: each stat dict an env
 reports in its infos is either one finished episode (emulated Gymnasium and PettingZoo envs,
 `puffer.core.emulation`; the loop envs of puffer-envs) or the means over the `n` episodes that
-ended since its last log (Ocean envs and the sanity envs, whose dicts carry `n`). The trainer
-weighs them the same way.
+ended since its last log (Ocean envs and the sanity envs, whose dicts carry `n`).
+`episode_weight` is the one reading of that rule; the trainer's running means use it too.
 """
 
 from __future__ import annotations
@@ -17,27 +17,48 @@ from puffer.train.config import env_defaults
 from puffer.train.policies import Policy
 from puffer.train.rollout import Rollout
 
-__all__ = ["episode_count", "episode_means", "evaluate_episodes", "one_instance"]
+__all__ = [
+    "episode_count",
+    "episode_means",
+    "episode_weight",
+    "evaluate_episodes",
+    "one_instance",
+]
 
 # The key of a stat dict that holds the means over several episodes: how many.
 EPISODES_KEY = "n"
 
 
+def episode_weight(stat: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """How many finished episodes one stat dict stands for, and its statistics.
+
+    A dict with `n` holds means over n episodes, so it weighs n; any other is one episode.
+
+    Example:
+        >>> episode_weight({"score": 2.0, "n": 3.0})
+        (3, {'score': 2.0})
+        >>> episode_weight({"episode_return": 1.0})
+        (1, {'episode_return': 1.0})
+    """
+    count = int(stat.get(EPISODES_KEY, 1))
+    return count, {key: value for key, value in stat.items() if key != EPISODES_KEY}
+
+
 def episode_count(stats: Iterable[dict[str, float]]) -> int:
-    """Finished episodes that `stats` hold: a dict with `n` counts n, any other counts 1.
+    """Finished episodes that `stats` hold, by `episode_weight`.
 
     Example:
         >>> episode_count([{"episode_return": 1.0}, {"score": 2.0, "n": 3.0}])
         4
     """
-    return sum(int(stat.get(EPISODES_KEY, 1)) for stat in stats)
+    return sum(episode_weight(stat)[0] for stat in stats)
 
 
 def episode_means(stats: Iterable[dict[str, float]]) -> dict[str, float]:
     """The mean per episode of each statistic in `stats`, in the order first reported.
 
-    A dict of `n` episodes weighs n times (its values are already means over them); `n` itself
-    is left out.
+    Each dict weighs its `episode_weight` (its values are already means over that many);
+    `n` itself is left out.
 
     Example:
         >>> episode_means([{"score": 1.0}, {"score": 4.0, "n": 3.0}])
@@ -46,11 +67,10 @@ def episode_means(stats: Iterable[dict[str, float]]) -> dict[str, float]:
     sums: dict[str, float] = {}
     weights: dict[str, int] = {}
     for stat in stats:
-        count = int(stat.get(EPISODES_KEY, 1))
-        for key, value in stat.items():
-            if key != EPISODES_KEY:
-                sums[key] = sums.get(key, 0.0) + count * value
-                weights[key] = weights.get(key, 0) + count
+        count, values = episode_weight(stat)
+        for key, value in values.items():
+            sums[key] = sums.get(key, 0.0) + count * value
+            weights[key] = weights.get(key, 0) + count
     return {key: total / weights[key] for key, total in sums.items()}
 
 

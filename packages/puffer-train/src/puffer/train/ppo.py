@@ -14,6 +14,7 @@ from puffer.train.policies.heads import ActionHead, CategoricalHead
 __all__ = [
     "LossCoefs",
     "MinibatchNorms",
+    "MinibatchRows",
     "annealed_beta",
     "cosine_lr",
     "fused_loss_applies",
@@ -47,6 +48,36 @@ class MinibatchNorms:
     value_live: Tensor
 
 
+@dataclass(frozen=True)
+class MinibatchRows:
+    """The stored rows one loss pass trains on, gathered once from the rollout buffer.
+
+    Attributes:
+        actions: (B, T, *action_shape) the actions taken (int64 or float32).
+        action_masks: (B, T, P) bool legal-action masks, or None when the env has none.
+        logprobs: (B, T) float32 log pi_old(a_t | o_t) stored at rollout.
+        values: (B, T) float32 V(o_t) stored at rollout (the value clip's anchor).
+        advantages: (B, T) float32 puff advantages, not yet normalized.
+        weights: (B, 1) float32 importance weights of the sampled rows.
+        masks: (B, T) float32, 1 for rows that acted, 0 for the others.
+        value_masks: (B, T) float32, 1 for rows whose value is trained; None means `masks`.
+    """
+
+    actions: Tensor
+    action_masks: Tensor | None
+    logprobs: Tensor
+    values: Tensor
+    advantages: Tensor
+    weights: Tensor
+    masks: Tensor
+    value_masks: Tensor | None = None
+
+    @property
+    def returns(self) -> Tensor:
+        """(B, T) value targets: advantage + stored value."""
+        return self.advantages + self.values
+
+
 def minibatch_norms(
     mb_adv: Tensor, mb_mask: Tensor, mb_value_mask: Tensor | None = None
 ) -> MinibatchNorms:
@@ -63,14 +94,14 @@ def importance_weights(probs: Tensor, idx: Tensor, beta: float) -> Tensor:
     return (probs.shape[0] * probs[idx]).pow(-beta)
 
 
-def annealed_beta(beta0: float, epoch: int, epochs: int) -> float:
-    """beta linearly annealed from beta0 at epoch 0 to 1 at the last epoch."""
-    return beta0 + (1.0 - beta0) * min(1.0, epoch / max(1, epochs - 1))
+def annealed_beta(beta0: float, iteration: int, iterations: int) -> float:
+    """beta linearly annealed from beta0 at iteration 0 to 1 at the last iteration."""
+    return beta0 + (1.0 - beta0) * min(1.0, iteration / max(1, iterations - 1))
 
 
-def cosine_lr(lr: float, epoch: int, epochs: int) -> float:
-    """Cosine decay from lr at epoch 0 to 0 after the last epoch."""
-    return lr * 0.5 * (1.0 + math.cos(math.pi * epoch / epochs))
+def cosine_lr(lr: float, iteration: int, iterations: int) -> float:
+    """Cosine decay from lr at iteration 0 to 0 after the last iteration."""
+    return lr * 0.5 * (1.0 + math.cos(math.pi * iteration / iterations))
 
 
 def ppo_loss(
@@ -154,50 +185,58 @@ def fused_loss_applies(head: ActionHead, probe: Tensor) -> bool:
 def minibatch_loss(
     head: ActionHead,
     params: Tensor,
-    actions: Tensor,
-    action_masks: Tensor | None,
     new_value: Tensor,
-    mb_logprob: Tensor,
-    mb_value: Tensor,
-    mb_adv: Tensor,
-    mb_weight: Tensor,
-    mb_mask: Tensor,
+    rows: MinibatchRows,
     coefs: LossCoefs,
-    mb_value_mask: Tensor | None = None,
     norms: MinibatchNorms | None = None,
     fused: bool = False,
 ) -> tuple[Tensor, dict[str, Tensor]]:
-    """`ppo_loss` over `head.evaluate(params, actions, action_masks)`, with returns
-    `mb_adv + mb_value`: the trainer's loss from the policy's head parameters.
+    """`ppo_loss` over `head.logprob_entropy(params, rows.actions, rows.action_masks)`, with
+    returns `rows.returns`: the trainer's loss from the policy's head parameters.
 
     `fused` (where `fused_loss_applies`) runs it as one kernel pass each way
     (`puffer.kernels.ppo_categorical_loss`) instead of the graph's forty small operations: the
     same loss, stats and gradients to float rounding (`test_train_fused_loss.py`).
 
     Args:
-        head: the policy's action head; params: (B, T, P) its parameters from the policy.
-        actions: (B, T, *action_shape) stored actions; action_masks: (B, T, P) bool or None.
-        The rest as in `ppo_loss`.
+        head: the policy's action head.
+        params: (B, T, P) its parameters from the policy.
+        new_value: (B, T) float32 V(o_t) from the current policy.
+        rows: the minibatch's stored rows.
+        coefs: the loss coefficients.
+        norms: as in `ppo_loss`.
+        fused: run the fused categorical kernel.
     """
+    value_mask = rows.masks if rows.value_masks is None else rows.value_masks
     if not fused:
-        new_logprob, entropy = head.evaluate(params, actions, action_masks)
+        new_logprob, entropy = head.logprob_entropy(params, rows.actions, rows.action_masks)
         return ppo_loss(
-            new_logprob, entropy, new_value, mb_logprob, mb_value, mb_adv, mb_adv + mb_value,
-            mb_weight, mb_mask, coefs, mb_value_mask, norms,
-        )  # fmt: skip
+            new_logprob,
+            entropy,
+            new_value,
+            mb_logprob=rows.logprobs,
+            mb_value=rows.values,
+            mb_adv=rows.advantages,
+            mb_returns=rows.returns,
+            mb_weight=rows.weights,
+            mb_mask=rows.masks,
+            coefs=coefs,
+            mb_value_mask=rows.value_masks,
+            norms=norms,
+        )
     if norms is None:
-        norms = minibatch_norms(mb_adv, mb_mask, mb_value_mask)
-    actions = actions.long()
+        norms = minibatch_norms(rows.advantages, rows.masks, rows.value_masks)
+    actions = rows.actions.long()
     loss, stats, ratio = ppo_categorical_loss(
-        head.logit_grid(params, action_masks),
+        head.logit_grid(params, rows.action_masks),
         actions.unsqueeze(-1) if head.scalar else actions,
         new_value,
-        mb_logprob,
-        mb_value,
-        mb_adv,
-        mb_weight,
-        mb_mask,
-        mb_mask if mb_value_mask is None else mb_value_mask,
+        rows.logprobs,
+        rows.values,
+        rows.advantages,
+        rows.weights,
+        rows.masks,
+        value_mask,
         (norms.adv_mean, norms.adv_std, norms.live, norms.value_live),
         (coefs.clip, coefs.vf_clip, coefs.vf_coef, coefs.ent_coef),
     )

@@ -1,4 +1,4 @@
-"""PuffeRL: collect segments (`evaluate`), update the policy (`train`), report (`mean_and_log`).
+"""PuffeRL: collect segments (`collect`), update the policy (`train`), report (`mean_and_log`).
 
 Data flow per epoch (the acting itself is `puffer.train.rollout.Rollout`):
 
@@ -30,7 +30,7 @@ from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.buffer import Cursor, ObservationWriter, RolloutBuffer
 from puffer.train.config import Config, ConfigError, Sizes, TrainConfig
-from puffer.train.evaluate import EPISODES_KEY
+from puffer.train.evaluate import episode_weight
 from puffer.train.host_memory import keep_freed_memory
 from puffer.train.metrics import MetricsSink
 from puffer.train.normalize import RewardScaler
@@ -38,7 +38,7 @@ from puffer.train.optim import make_optimizer
 from puffer.train.paths import RunPaths
 from puffer.train.policies import Policy
 from puffer.train.rollout import Rollout, Step
-from puffer.train.runtime import apply_torch_settings, resolve_device
+from puffer.train.runtime import check_torch_settings, resolve_device
 from puffer.train.update import Update
 
 __all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL"]
@@ -56,7 +56,7 @@ RECENT_EPISODES = 100
 
 # Lockstep steps whose observations are staged and written to the buffer together on the CPU
 # (`ObservationWriter`). Ocean breakout, 1,024 rows of 472 bytes, in the trainer on a 2-core
-# Xeon: 92 us per step with staging and 146 without, and the MLP's evaluate() 69-70 ms against
+# Xeon: 92 us per step with staging and 146 without, and the MLP's collect() 69-70 ms against
 # 74 ms per epoch; groups of 8 and 16 are no faster.
 CPU_OBS_GROUP = 4
 
@@ -74,17 +74,23 @@ class PuffeRL:
             terminals, truncations, infos, agent_ids, masks)`, and `num_agents`,
             `single_observation_space`, `single_action_space`. A `puffer.core.PufferEnv` or a
             `puffer.vector` vectorizer both qualify. The trainer does not close it.
-        policy: a `puffer.train.policies.Policy` built for this env; moved to the device.
+        policy: a `puffer.train.policies.Policy` built for this env, after
+            `apply_torch_settings(config)`; moved to the device.
         sinks: metric sinks fed by `mean_and_log` (rank 0 only under DDP).
         run_dir: where `save_checkpoint` writes; None disables checkpoints.
 
+    Raises:
+        APIUsageError: the process's torch settings are not the config's
+            (`puffer.train.apply_torch_settings` was not called before the policy was built).
+
     Example:
         >>> from puffer.core import make
-        >>> from puffer.train import PolicyConfig, TrainConfig, make_policy
+        >>> from puffer.train import PolicyConfig, TrainConfig, apply_torch_settings, make_policy
         >>> env = make("gym-CartPole-v1")
         >>> config = TrainConfig(horizon=8, minibatch_size=8, total_timesteps=16, device="cpu")
+        >>> apply_torch_settings(Config(train=config))
         >>> trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
-        >>> trainer.evaluate(); _ = trainer.train(); trainer.global_step
+        >>> trainer.collect(); _ = trainer.train(); trainer.global_step
         8
         >>> trainer.close(); env.close()
     """
@@ -106,7 +112,9 @@ class PuffeRL:
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.world_size > 1:
             self.device = torch.device("cuda", distributed.local_rank())
-        apply_torch_settings(self.config)
+        # The settings are made before the policy exists (its init depends on them), by
+        # `apply_torch_settings`; here they are only checked.
+        check_torch_settings(self.config)
         if self.device.type == "cpu":
             keep_freed_memory()  # no page faults on each pass's activations
 
@@ -122,7 +130,7 @@ class PuffeRL:
         self.optimizer = make_optimizer(self.policy, cfg)
 
         self.global_step = 0
-        self.epoch = 0
+        self.iteration = 0
         self.resets = 0
         self.stats: dict[str, list[float]] = defaultdict(list)
         self.recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=RECENT_EPISODES))
@@ -152,7 +160,7 @@ class PuffeRL:
             self.device,
             mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
-        # The rollout writes each step into a time-major twin; evaluate() hands the epoch to
+        # The rollout writes each step into a time-major twin; collect() hands the epoch to
         # `buffer`, which training reads segment by segment.
         self.step_buffer = self.buffer.time_major_twin()
         self.cursor = Cursor(self.sizes, self.device)
@@ -162,14 +170,14 @@ class PuffeRL:
         self.update = Update(
             cfg, self.sizes, self.policy, self.optimizer, self.buffer, self.times, self.device
         )
-        # The envs are reset by the first evaluate(), after a resume has had its say.
+        # The envs are reset by the first collect(), after a resume has had its say.
         self._started = False
 
     # Rollout ------------------------------------------------------------------------------
 
-    def evaluate(self) -> None:
+    def collect(self) -> None:
         """Collect one epoch of segments into the buffer (blocks on the env)."""
-        self._check_open("evaluate")
+        self._check_open("collect")
         start, timed = time.perf_counter(), self.times["env"] + self.times["rollout"]
         if not self._started:
             self.rollout.reset(self._next_seed())
@@ -202,18 +210,17 @@ class PuffeRL:
     def _add_stats(self, infos: list[dict[str, Any]]) -> None:
         for info in infos:
             # Ocean envs report means over `n` episodes: weight them so running means are per
-            # episode, as evaluation does (`puffer.train.evaluate.episode_means`).
-            count = int(info.get(EPISODES_KEY, 1))
-            for key, value in info.items():
-                if key != EPISODES_KEY:
-                    self.stats[key].extend([float(value)] * count)
+            # episode, as evaluation does.
+            count, values = episode_weight(info)
+            for key, value in values.items():
+                self.stats[key].extend([float(value)] * count)
 
     def _store_reply(self, step: Step) -> Tensor | None:
-        """Write r, d, u into the rows that acted last; return the segments this step closes.
+        """Write r, d, u and V(final obs) into the rows that acted last; return the segments
+        this step closes.
 
-        A truncated row bootstraps from V(final obs): the advantage kernel uses
-        V_t in place of the next value on truncated rows, so the reward stored there is
-        r + gamma * (V(final obs) - V_t), which makes its TD error r + gamma * V(final) - V_t.
+        A truncated row bootstraps from V(final obs) (`puff_advantage` reads it there); an env
+        that keeps no final observation leaves V_t, the row's own value, to stand in for it.
         """
         index, closing = self.cursor.reply_index(step.ids)
         if index is not None:
@@ -226,13 +233,13 @@ class PuffeRL:
             if self.config.train.reward_clip > 0:
                 clip = self.config.train.reward_clip
                 rewards = rewards.clamp(-clip, clip)
-            if step.final_values is not None:
-                truncated = (step.truncations & ~step.terminals).float()
-                gap = step.final_values - buf.values[index]
-                rewards = rewards + self.config.train.gamma * truncated * gap
             buf.rewards[index] = rewards
             buf.terminals[index] = step.terminals.float()
             buf.truncations[index] = step.truncations.float()
+            if step.final_values is not None:
+                buf.final_values[index] = step.final_values
+            else:
+                buf.final_values[index] = buf.values[index]
         return closing
 
     def _act(self, step: Step) -> None:
@@ -284,16 +291,16 @@ class PuffeRL:
             DivergedError: a loss statistic or the gradient norm came out NaN or infinite.
         """
         self._check_open("train")
-        self.losses = self.update(self.epoch)
+        self.losses = self.update(self.iteration)
         diverged = sorted(key for key, value in self.losses.items() if not math.isfinite(value))
         if diverged:
             raise DivergedError(
-                f"training diverged at epoch {self.epoch} (step {self.global_step:,}): "
+                f"training diverged at epoch {self.iteration} (step {self.global_step:,}): "
                 f"{', '.join(diverged)} not finite, so the policy's parameters are no longer "
                 "usable; resume from the last checkpoint with a lower train.learning_rate or "
                 "train.max_grad_norm"
             )
-        self.epoch += 1
+        self.iteration += 1
         return dict(self.losses)
 
     # Reporting ----------------------------------------------------------------------------
@@ -319,13 +326,14 @@ class PuffeRL:
             metrics[f"losses/{key}"] = value
         steps = self.sizes.batch_size * self.world_size
         metrics["performance/sps"] = steps / elapsed
-        metrics["performance/epoch"] = float(self.epoch)
-        metrics["performance/epochs"] = float(self.sizes.epochs)
+        metrics["performance/epoch"] = float(self.iteration)
+        metrics["performance/epochs"] = float(self.sizes.iterations)
         metrics["performance/global_step"] = float(self.global_step)
         self._run_steps += steps
         self._run_seconds += elapsed
-        # What the run trains: whole epochs, which may pass total_timesteps (`Sizes.epochs`).
-        remaining = max(self.sizes.epochs * steps - self.global_step, 0)
+        # What the run trains: whole iterations, which may pass total_timesteps
+        # (`Sizes.iterations`).
+        remaining = max(self.sizes.iterations * steps - self.global_step, 0)
         metrics["performance/time_left"] = remaining * self._run_seconds / self._run_steps
         for key in TIME_SPLIT:
             metrics[f"time/{key}"] = self.times.get(key, 0.0) / elapsed
@@ -359,7 +367,7 @@ class PuffeRL:
             "optimizer": self.optimizer.state_dict(),
             "trainer": {
                 "global_step": self.global_step,
-                "epoch": self.epoch,
+                "epoch": self.iteration,
                 "resets": self.resets,
                 "recent": {key: list(values) for key, values in self.recent.items()},
             },
@@ -378,7 +386,7 @@ class PuffeRL:
 
         With the env's saved state (native Ocean envs) the run continues exactly: the envs are
         put back where they stood and the held reply is acted on next. Without it the envs are
-        reset at the next `evaluate()` with the next seed of the run's seed stream, and the
+        reset at the next `collect()` with the next seed of the run's seed stream, and the
         held reply and recurrent state start afresh.
         """
         ckpt.check_compatible(state, self.config, self.sizes.num_agents)
@@ -394,7 +402,7 @@ class PuffeRL:
             ) from error
         trainer = state["trainer"]
         self.global_step = int(trainer["global_step"])
-        self.epoch = int(trainer["epoch"])
+        self.iteration = int(trainer["epoch"])
         self.resets = int(trainer.get("resets", 1))
         self.recent.clear()
         for key, values in trainer.get("recent", {}).items():

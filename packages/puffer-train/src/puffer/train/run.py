@@ -42,7 +42,7 @@ class TrainResult:
     Attributes:
         run_dir: the run directory (None on DDP ranks other than 0 without a run_id).
         global_step: agent steps taken (all ranks).
-        epochs: epochs completed.
+        iterations: iterations (rollout + update) completed.
         metrics: the last epoch's metrics dict.
         score: the run's score (`puffer.train.score`; nan when no episode reported the
             statistic).
@@ -54,7 +54,7 @@ class TrainResult:
 
     run_dir: Path | None
     global_step: int
-    epochs: int
+    iterations: int
     metrics: dict[str, float]
     score: float = math.nan
     score_stat: str = ""
@@ -75,10 +75,10 @@ def make_vecenv(env_name: str, config: Config) -> Any:
     )
     return puffer.vector.make(
         env_name,
-        num_envs=vec.num_instances,
+        num_instances=vec.num_instances,
         backend=vec.backend,
         num_workers=vec.num_workers,
-        batch_size=vec.instances_per_recv or None,
+        instances_per_recv=vec.instances_per_recv or None,
         zero_copy=vec.zero_copy,
         seed=seed,
         env_kwargs=dict(config.env),
@@ -260,13 +260,13 @@ def train(
             note = budget_note(trainer.sizes, cfg.total_timesteps, trainer.world_size)
             if note is not None and notify is not None and rank == 0:
                 notify(note)
-            metrics = _train_epochs(trainer, stop, paths)
+            metrics = _train_iterations(trainer, stop, paths)
             if run_dir is not None:
                 trainer.save_checkpoint()
             return TrainResult(
                 run_dir,
                 trainer.global_step,
-                trainer.epoch,
+                trainer.iteration,
                 metrics,
                 score.value,
                 score.stat,
@@ -300,7 +300,7 @@ def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str 
         True
     """
     per_epoch = sizes.batch_size * world_size
-    trained = sizes.epochs * per_epoch
+    trained = sizes.iterations * per_epoch
     if trained == total_timesteps:
         return None
     parts = []
@@ -309,7 +309,7 @@ def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str 
     if world_size > 1:
         parts.append(f"over {world_size} ranks")
     batch = f"{per_epoch:,} agent steps" + (f" ({', '.join(parts)})" if parts else "")
-    epochs = f"{sizes.epochs} epoch{'s' * (sizes.epochs != 1)} = {trained:,} steps"
+    epochs = f"{sizes.iterations} epoch{'s' * (sizes.iterations != 1)} = {trained:,} steps"
     budget = f"train.total_timesteps {total_timesteps:,}"
     if total_timesteps < per_epoch:
         return (
@@ -396,7 +396,7 @@ def _sinks(
     return sinks
 
 
-def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
+def _train_iterations(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
     """Epochs until the end, checkpointing every `checkpoint_interval` epochs, once
     `checkpoint_minutes` passed since the last checkpoint, and when a signal asked to stop;
     returns the last epoch's metrics."""
@@ -404,8 +404,8 @@ def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) 
     seconds = 60 * trainer.config.train.checkpoint_minutes
     metrics: dict[str, float] = {}
     last_save = time.monotonic()
-    while trainer.epoch < trainer.sizes.epochs:
-        trainer.evaluate()
+    while trainer.iteration < trainer.sizes.iterations:
+        trainer.collect()
         trainer.train()
         metrics = trainer.mean_and_log()
         signum = stop.requested(trainer.device)
@@ -413,7 +413,7 @@ def _train_epochs(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) 
             if paths is not None:
                 trainer.save_checkpoint()
             raise TrainingInterrupted(signum, paths, trainer.global_step)
-        due = interval > 0 and trainer.epoch % interval == 0
+        due = interval > 0 and trainer.iteration % interval == 0
         # Under DDP the ranks' clocks differ, but only rank 0 writes (save_checkpoint).
         due = due or (seconds > 0 and time.monotonic() - last_save >= seconds)
         if paths is not None and due:

@@ -11,10 +11,10 @@ import os
 
 import torch
 
-from puffer.core import usable_cores
+from puffer.core import APIUsageError, usable_cores
 from puffer.train.config import Config
 
-__all__ = ["apply_torch_settings", "resolve_device", "torch_threads"]
+__all__ = ["apply_torch_settings", "check_torch_settings", "resolve_device", "torch_threads"]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -58,9 +58,34 @@ def apply_torch_settings(config: Config) -> None:
     """Set torch's intra-op thread count to `torch_threads(config)` and its float32 matrix
     product precision to `train.matmul_precision`, both process-wide.
 
-    Call it before building the policy: orthogonal init (a QR) rounds differently per thread
-    count, so otherwise a seed's run would depend on what the process ran before; for the same
-    reason a run sets the precision its config names rather than inheriting the process's.
+    The one place a run's process settings are made: `train()` calls it before the policy is
+    built, and a Python caller building `PuffeRL` itself calls it before `make_policy`
+    (`PuffeRL` checks, with `check_torch_settings`). Orthogonal init (a QR) rounds differently
+    per thread count, so otherwise a seed's run would depend on what the process ran before; for
+    the same reason a run sets the precision its config names rather than inheriting the
+    process's.
     """
     torch.set_num_threads(torch_threads(config))
     torch.set_float32_matmul_precision(config.train.matmul_precision)
+
+
+def check_torch_settings(config: Config) -> None:
+    """Assert the process runs with `config`'s torch settings (`apply_torch_settings`'s).
+
+    Raises:
+        APIUsageError: torch's thread count or float32 matmul precision differs, naming both
+            and the call that sets them.
+    """
+    wanted = {
+        "thread count": (torch_threads(config), torch.get_num_threads()),
+        "float32 matmul precision": (
+            config.train.matmul_precision,
+            torch.get_float32_matmul_precision(),
+        ),
+    }
+    for name, (expected, actual) in wanted.items():
+        if expected != actual:
+            raise APIUsageError(
+                f"torch's {name} is {actual!r} but the config asks for {expected!r}; call "
+                "puffer.train.apply_torch_settings(config) before building the policy"
+            )

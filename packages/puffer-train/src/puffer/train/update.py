@@ -26,6 +26,7 @@ from puffer.train.policies import Policy
 from puffer.train.ppo import (
     LossCoefs,
     MinibatchNorms,
+    MinibatchRows,
     annealed_beta,
     cosine_lr,
     fused_loss_applies,
@@ -70,6 +71,21 @@ class Replay:
     per_pass: int
     value_masks: Tensor | None
 
+    def gather(self, part: Tensor, row_advantages: Tensor, weights: Tensor) -> MinibatchRows:
+        """The stored rows `part` ((B,) int64) with their advantages (from `row_advantages`,
+        (rows, span)) and importance `weights` (B, 1): what one loss pass reads."""
+        rows = self.rows
+        return MinibatchRows(
+            actions=rows.actions[part],
+            action_masks=None if rows.action_masks is None else rows.action_masks[part],
+            logprobs=rows.logprobs[part],
+            values=rows.values[part],
+            advantages=row_advantages[part],
+            weights=weights,
+            masks=rows.masks[part],
+            value_masks=None if self.value_masks is None else self.value_masks[part],
+        )
+
 
 @dataclass(frozen=True)
 class Minibatch:
@@ -91,7 +107,7 @@ class Update:
         sizes: its derived sizes.
         policy: the policy, on `device`.
         optimizer: steps `policy`'s parameters.
-        buffer: the epoch's segments (`PuffeRL.evaluate` fills it); the update writes the
+        buffer: the epoch's segments (`PuffeRL.collect` fills it); the update writes the
             ratios (with `train.vtrace`) and the values (with `train.refresh_values`) of the
             rows it trains.
         times: where the `forward`, `backward` and `optimizer` seconds accumulate.
@@ -113,17 +129,17 @@ class Update:
         self.microbatch_segments = microbatch_segments(cfg, sizes, device)
         self.coefs = LossCoefs(cfg.clip_coef, cfg.vf_clip_coef, cfg.vf_coef, cfg.ent_coef)
         # Categorical policies on the CPU take the loss in one kernel pass (`minibatch_loss`);
-        # False runs the torch graph (`ppo_loss` over the head's `evaluate`), its reference.
+        # False runs the torch graph (`ppo_loss` over the head's `logprob_entropy`), its reference.
         self.fused_loss = fused_loss_applies(policy.head, next(iter(policy.parameters())))
 
-    def __call__(self, epoch: int) -> dict[str, float]:
-        """Run the update of epoch `epoch` (0-based).
+    def __call__(self, iteration: int) -> dict[str, float]:
+        """Run the update of iteration `iteration` (0-based).
 
         Returns:
             the epoch's mean loss statistics, `explained_variance`, `learning_rate` and
             `prio_beta`; a NaN or infinity in them means the update diverged.
         """
-        beta = self.schedule(epoch)
+        beta = self.schedule(iteration)
         replay = self.replay()
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
         # Without V-trace or refreshed values nothing the advantages read changes this epoch.
@@ -136,14 +152,14 @@ class Update:
             self.update_minibatch(replay, minibatch, totals)
         return self.epoch_losses(totals, advantages, beta)
 
-    def schedule(self, epoch: int) -> float:
-        """Set the learning rate of `epoch` (cosine-annealed when `train.anneal_lr`); return
-        its importance exponent beta (annealed from `train.prio_beta0` to 1)."""
-        cfg, epochs = self.cfg, self.sizes.epochs
-        lr = cosine_lr(cfg.learning_rate, epoch, epochs)
+    def schedule(self, iteration: int) -> float:
+        """Set the learning rate of `iteration` (cosine-annealed when `train.anneal_lr`);
+        return its importance exponent beta (annealed from `train.prio_beta0` to 1)."""
+        cfg, iterations = self.cfg, self.sizes.iterations
+        lr = cosine_lr(cfg.learning_rate, iteration, iterations)
         for group in self.optimizer.param_groups:
             group["lr"] = lr if cfg.anneal_lr else cfg.learning_rate
-        return annealed_beta(cfg.prio_beta0, epoch, epochs)
+        return annealed_beta(cfg.prio_beta0, iteration, iterations)
 
     def replay(self) -> Replay:
         """The buffer as the minibatches draw it, its ratios reset to 1 (fresh data)."""
@@ -175,6 +191,7 @@ class Update:
             buf.rewards[:segments],
             buf.terminals[:segments],
             buf.truncations[:segments],
+            buf.final_values[:segments],
             buf.ratio,
             buf.next_values[:segments],
             cfg.gamma,
@@ -242,16 +259,9 @@ class Update:
         loss, stats = minibatch_loss(
             self.policy.head,
             params,
-            rows.actions[part],
-            None if rows.action_masks is None else rows.action_masks[part],
             new_value,
-            rows.logprobs[part],
-            rows.values[part],
-            minibatch.row_advantages[part],
-            weight,
-            rows.masks[part],
+            replay.gather(part, minibatch.row_advantages, weight),
             self.coefs,
-            None if replay.value_masks is None else replay.value_masks[part],
             minibatch.norms,
             fused=self.fused_loss,
         )

@@ -8,36 +8,44 @@ from typing import Any
 from puffer.core import APIUsageError
 from puffer.vector.base import EnvCreator, Vectorizer
 
-__all__ = ["BACKENDS", "make"]
+__all__ = ["BACKENDS", "RENAMED_KEYWORDS", "make"]
 
 BACKENDS = ("serial", "multiprocessing", "ray")
+
+# `make`'s keywords renamed to the `[vec]` config's names, old: new. `num_envs` collided with an
+# env's own `num_envs` (agents per Ocean instance, passed in `env_kwargs`), `batch_size` with the
+# trainer's (agent steps per epoch).
+RENAMED_KEYWORDS = {"num_envs": "num_instances", "batch_size": "instances_per_recv"}
 
 
 def make(
     env_creator: EnvCreator | str,
-    num_envs: int = 1,
+    num_instances: int = 1,
     backend: str = "serial",
     num_workers: int | None = None,
-    batch_size: int | None = None,
+    instances_per_recv: int | None = None,
     zero_copy: bool = True,
     seed: int | None = None,
     env_args: Sequence = (),
     env_kwargs: dict | None = None,
     **backend_kwargs: Any,
 ) -> Vectorizer:
-    """Vectorize `num_envs` copies of an env.
+    """Vectorize `num_instances` copies of an env.
 
     Args:
         env_creator: a registered env name (see `puffer.core.make`) or a callable called as
             `env_creator(*env_args, buf=<row slice Buffer>, **env_kwargs)` returning a
             `PufferEnv` that writes into `buf`.
-        num_envs: env copies; each holds `agents_per_env` rows.
+        num_instances: env copies (`[vec] num_instances`); each holds `agents_per_env` rows.
+            The vectorizer calls them its `num_envs`.
         backend: "serial" (in process), "multiprocessing" (shared memory) or "ray" (actors).
-        num_workers: workers, each owning `num_envs / num_workers` consecutive envs. Default:
-            every env its own batch unit for serial, the largest divisor of num_envs not above
-            the CPU count for multiprocessing and ray.
-        batch_size: envs returned by each `recv()`; a multiple of envs per worker that divides
-            num_envs. Default num_envs (synchronous). Smaller means EnvPool-style async.
+        num_workers: workers, each owning `num_instances / num_workers` consecutive envs.
+            Default: every env its own batch unit for serial, the largest divisor of
+            num_instances not above the CPU count for multiprocessing and ray.
+        instances_per_recv: envs returned by each `recv()` (`[vec] instances_per_recv`; the
+            vectorizer's `batch_size`); a multiple of envs per worker that divides
+            num_instances. Default num_instances (synchronous). Smaller means EnvPool-style
+            async.
         zero_copy: batches are fixed contiguous groups of workers returned as views; if
             False, `recv` gathers the first ready workers, whichever they are (copies).
         seed: seed of the first reset when `reset`/`async_reset` get none; env i gets seed + i.
@@ -51,17 +59,24 @@ def make(
 
     Raises:
         APIUsageError: an unknown backend, or sizes that do not divide.
+        TypeError: an old keyword (`num_envs`, `batch_size`), naming its new name.
 
     Example:
         >>> import numpy as np
         >>> from puffer.vector import make
-        >>> vec = make("gym-CartPole-v1", num_envs=4, backend="multiprocessing", num_workers=2)
+        >>> vec = make("gym-CartPole-v1", num_instances=4, backend="multiprocessing", num_workers=2)
         >>> obs, infos = vec.reset(seed=0)
         >>> obs.shape
         (4, 4)
         >>> obs, rewards, terminals, truncations, infos = vec.step(np.zeros(4, np.int32))
         >>> vec.close()
     """
+    for old, new in RENAMED_KEYWORDS.items():
+        if old in backend_kwargs:
+            raise TypeError(
+                f"puffer.vector.make({old}=...) was renamed {new}, as [vec] {new} in the config "
+                f"(an env's own keywords go in env_kwargs); pass {new}={backend_kwargs[old]!r}"
+            )
     if backend == "serial":
         from puffer.vector.serial import Serial as cls
     elif backend == "multiprocessing":
@@ -74,9 +89,9 @@ def make(
         )
     return cls(
         env_creator,
-        num_envs,
+        num_instances,
         num_workers=num_workers,
-        batch_size=batch_size,
+        batch_size=instances_per_recv,
         zero_copy=zero_copy,
         seed=seed,
         env_args=env_args,

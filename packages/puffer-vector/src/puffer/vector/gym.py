@@ -107,7 +107,7 @@ class VectorEnv(GymnasiumVectorEnv):
         >>> import numpy as np
         >>> from puffer.vector import make
         >>> from puffer.vector.gym import VectorEnv
-        >>> envs = VectorEnv(make("gym-CartPole-v1", num_envs=4))
+        >>> envs = VectorEnv(make("gym-CartPole-v1", num_instances=4))
         >>> obs, infos = envs.reset(seed=0)
         >>> obs.shape, envs.single_action_space
         ((4, 4), Discrete(2))
@@ -119,7 +119,8 @@ class VectorEnv(GymnasiumVectorEnv):
         if vec.batch_size != vec.num_envs:
             raise APIUsageError(
                 f"VectorEnv({vec!r}): Gymnasium steps every env at once, but batch_size="
-                f"{vec.batch_size} < num_envs={vec.num_envs}; make it with batch_size=num_envs"
+                f"{vec.batch_size} < num_envs={vec.num_envs}; make it synchronous: leave "
+                "puffer.vector.make's instances_per_recv at its default (num_instances)"
             )
         self.vec = vec
         self.copy = copy

@@ -61,7 +61,8 @@ class VecEnv(base_vec_env.VecEnv):
         if vec.batch_size != vec.num_envs:
             raise APIUsageError(
                 f"sb3.VecEnv({vec!r}): SB3 steps every env at once, but batch_size="
-                f"{vec.batch_size} < num_envs={vec.num_envs}; make it with batch_size=num_envs"
+                f"{vec.batch_size} < num_envs={vec.num_envs}; make it synchronous: leave "
+                "puffer.vector.make's instances_per_recv at its default (num_instances)"
             )
         self.vec = vec
         super().__init__(vec.num_agents, vec.single_observation_space, vec.single_action_space)

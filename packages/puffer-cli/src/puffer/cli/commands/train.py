@@ -99,7 +99,7 @@ def train(
     with reported_errors():
         _write_toml(paths, resolved)
     console.print(
-        f"done: {result.global_step:,} steps in {counted(result.epochs, 'epoch')}; "
+        f"done: {result.global_step:,} steps in {counted(result.iterations, 'epoch')}; "
         f"{score_words(result)}",
         markup=False,
     )

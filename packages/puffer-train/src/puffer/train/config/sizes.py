@@ -27,7 +27,9 @@ class Sizes:
         minibatch_segments: segments per minibatch.
         minibatches: minibatches per epoch: update_epochs * S / minibatch_segments, or with
             a replay_ratio int(replay_ratio * S / minibatch_segments), at least 1.
-        epochs: epochs to reach total_timesteps over all DDP ranks (rounded up).
+        iterations: iterations (one rollout and one update each; an update makes
+            `update_epochs` passes over the batch) to reach total_timesteps over all DDP ranks
+            (rounded up).
     """
 
     num_agents: int
@@ -37,7 +39,7 @@ class Sizes:
     batch_size: int
     minibatch_segments: int
     minibatches: int
-    epochs: int
+    iterations: int
 
     @classmethod
     def derive(cls, train: TrainConfig, num_agents: int, world_size: int = 1) -> Sizes:
@@ -78,5 +80,5 @@ class Sizes:
             batch_size=batch_size,
             minibatch_segments=minibatch_segments,
             minibatches=minibatches,
-            epochs=max(1, math.ceil(train.total_timesteps / (batch_size * world_size))),
+            iterations=max(1, math.ceil(train.total_timesteps / (batch_size * world_size))),
         )

@@ -1,7 +1,7 @@
 """Action heads: map the network's hidden vector to a distribution over the env's actions.
 
 Every head has the same four calls: `forward(hidden) -> params`, `sample(params, action_mask)
--> (action, logprob)`, `evaluate(params, action, action_mask) -> (logprob, entropy)`,
+-> (action, logprob)`, `logprob_entropy(params, action, action_mask) -> (logprob, entropy)`,
 and the attributes `action_shape` / `action_dtype` of the actions it produces (the trainer's
 rollout buffer stores them as they are). Sampling takes no host-device sync.
 
@@ -59,7 +59,7 @@ class ActionHead(nn.Module):
     def sample(self, params: Tensor, action_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         raise NotImplementedError
 
-    def evaluate(
+    def logprob_entropy(
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         raise NotImplementedError
@@ -134,7 +134,7 @@ class CategoricalHead(ActionHead):
         action = (logp_all - race.log_().neg_().log_()).argmax(-1)
         return (action.squeeze(-1) if self.scalar else action), self._logprob(logp_all, action)
 
-    def evaluate(
+    def logprob_entropy(
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         action = action.long()
@@ -184,7 +184,7 @@ class GaussianHead(ActionHead):
         action = params + self.log_std.exp() * torch.randn_like(params)
         return action, self._stats(params, action)[0]
 
-    def evaluate(
+    def logprob_entropy(
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         _no_mask(self, action_mask)
@@ -232,7 +232,7 @@ class MixedHead(ActionHead):
             logprob = logprob + lp
         return torch.cat(actions, dim=-1), logprob
 
-    def evaluate(
+    def logprob_entropy(
         self, params: Tensor, action: Tensor, action_mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         _no_mask(self, action_mask)
@@ -241,7 +241,9 @@ class MixedHead(ActionHead):
             self.parts, params.split(self._params, -1), action.split(self._columns, -1), strict=True
         )
         for head, p, a in chunks:
-            lp, ent = head.evaluate(p, a.squeeze(-1) if isinstance(head, CategoricalHead) else a)
+            lp, ent = head.logprob_entropy(
+                p, a.squeeze(-1) if isinstance(head, CategoricalHead) else a
+            )
             logprob, entropy = logprob + lp, entropy + ent
         return logprob, entropy
 

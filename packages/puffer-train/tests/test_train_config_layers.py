@@ -22,6 +22,7 @@ from puffer.train.config import (
     load_config,
     parse_overrides,
 )
+from puffer.train.config.sources import config_sources
 from puffer.train.config.values import coerce
 
 ENV = "squared"
@@ -30,7 +31,7 @@ SHIPPED = sorted(
     [
         name
         for name in registered_envs()
-        if env_package(name) == "puffer-ocean" and hasattr(env_creator(name), "config_file")
+        if env_package(name) == "puffer-ocean" and getattr(env_creator(name), "config_sources", ())
     ]
     + ["pettingzoo-classic.connect_four_v3", "pettingzoo-classic.tictactoe_v3"]
 )
@@ -206,7 +207,7 @@ def test_no_shipped_toml_repeats_a_default(name: str) -> None:
     if name == "default":
         path = files("puffer.train.config") / "default.toml"
     else:
-        path = env_creator(name).config_file
+        path = config_sources(name, env_creator(name))[-1]
     data = tomllib.loads(path.read_text())
     defaults = {
         "train": TrainConfig(),

@@ -73,7 +73,7 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        has_config = hasattr(env_creator(name), "config_file")
+        has_config = bool(getattr(env_creator(name), "config_sources", ()))
         table.add_row(name, *row, package, "yes" if has_config else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)

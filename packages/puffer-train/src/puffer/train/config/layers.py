@@ -36,8 +36,9 @@ from typing import Any
 
 from puffer.core import env_creator
 from puffer.sweep import SweepConfig, parse_sweep_config
-from puffer.train.config.derive import Derived, derive_defaults
+from puffer.train.config.derive import Derived
 from puffer.train.config.sections import TYPED_SECTIONS, ConfigError, refuse_renamed
+from puffer.train.config.sources import config_sources, source_origin
 from puffer.train.config.values import (
     Kind,
     Override,
@@ -50,7 +51,7 @@ from puffer.train.config.values import (
 from puffer.train.config.whole import FIELD_KINDS, SWEEP_OPTIONS, Config, checked, known_kind
 from puffer.vector import default_num_workers
 
-__all__ = ["DEFAULT_TOML", "SECTIONS", "env_defaults", "load_config"]
+__all__ = ["DEFAULT_TOML", "SECTIONS", "env_defaults", "load_config", "read_config_file"]
 
 SECTIONS = ("env", "vec", "policy", "train", "sweep")
 """The sections of a config TOML, in the order `puffer config` prints them."""
@@ -112,6 +113,14 @@ class _Layers:
     def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
         self.env = env_defaults(creator)
+        # [env] keys the env's own config class declares (an Ocean env's C header), whose
+        # ranges the fold checks as it does the typed sections'.
+        config_class = getattr(creator, "config_class", None)
+        self.env_fields = (
+            {f.name: f for f in dataclasses.fields(config_class)}
+            if dataclasses.is_dataclass(config_class)
+            else {}
+        )
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
         # Searched parameters whose `mean` a layer above default.toml set (env TOML, --config,
@@ -151,10 +160,13 @@ class _Layers:
         assert kind is not None  # callers look the key up first
         shipped = self.shipped[section]
         default = shipped[key] if key in shipped else self._default(section, key)
-        self.values[section][key] = checked(
-            section, key, coerce(value, kind, where, example), where, default
-        )
-        self.notes.pop((section, key), None)
+        before = self.values[section].get(key, default)
+        value = checked(section, key, coerce(value, kind, where, example), where, default)
+        if section == "env" and key in self.env_fields:
+            _check_header_range(self.env_fields[key], value, where, default)
+        self.values[section][key] = value
+        if value != before:  # a layer that restates a value leaves the reason for it standing
+            self.notes.pop((section, key), None)
 
     def apply_derived(self, derived: list[Derived]) -> None:
         for d in derived:
@@ -278,6 +290,17 @@ class _Layers:
         return {**spec, "mean": value}
 
 
+def _check_header_range(field: dataclasses.Field, value: Any, where: str, default: Any) -> None:
+    """Refuse an [env] value outside the [min, max] its config class (C header) declares."""
+    low, high = field.metadata.get("min"), field.metadata.get("max")
+    if low is None or high is None or low <= value <= high:
+        return
+    raise ConfigError(
+        f"{where} is {value!r}; set it in [{low:g}, {high:g}] ({field.metadata.get('doc', '')}, "
+        f"the range its C header declares); default {default!r}"
+    )
+
+
 def _field_default(section: type, key: str) -> Any:
     return next(f.default for f in dataclasses.fields(section) if f.name == key)
 
@@ -338,26 +361,32 @@ def load_config(
     """
     creator = env_creator(env_name)
     layers = _Layers(env_name, creator)
-    default = files("puffer.train.config") / DEFAULT_TOML
-    layers.apply_file(_read(default, DEFAULT_TOML), DEFAULT_TOML)
-    own: Traversable | None = getattr(creator, "config_file", None)
-    if own is not None:
-        layers.apply_file(_read(own, own.name), own.name)
-    else:
-        layers.apply_derived(derive_defaults(creator, layers.env_keys()))
-        family: Traversable | None = getattr(creator, "family_config_file", None)
-        if family is not None:
-            origin = f"families/{family.name}"
-            layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
-            member: Traversable | None = getattr(creator, "env_config_file", None)
-            if member is not None:
-                layers.apply_file(
-                    _read(member, member.name), member.name, note=f"env config {member.name}"
-                )
+    layers.apply_file(
+        _read(files("puffer.train.config") / DEFAULT_TOML, DEFAULT_TOML), DEFAULT_TOML
+    )
+    derived = False
+    for source in config_sources(env_name, creator):
+        if callable(source):
+            layers.apply_derived(source(creator, layers.env_keys()))
+            derived = True
+            continue
+        origin = source_origin(source)
+        # A TOML over derived keys says which keys it set (the derivation's notes go).
+        kind = "family" if origin.startswith("families/") else "env"
+        note = f"{kind} config {origin}" if derived else None
+        layers.apply_file(_read(source, origin), origin, note=note)
     layers.ship()
     if config_file is not None:
-        path = Path(config_file)
-        layers.apply_file(_read(path, str(path)), str(path))
+        layers.apply_file(read_config_file(config_file), str(config_file))
     for override in parse_overrides(overrides):
         layers.apply_override(override)
     return layers.build()
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The layer a `--config FILE` holds: `{section: {key: value}}`, keys normalized.
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid TOML; the message names it.
+    """
+    return _read(Path(path), str(path))

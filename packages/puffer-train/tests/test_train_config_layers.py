@@ -23,7 +23,7 @@ from puffer.train.config import (
     parse_overrides,
 )
 from puffer.train.config.sources import config_sources
-from puffer.train.config.values import coerce
+from puffer.train.config.fields import coerce
 
 ENV = "squared"
 # The Ocean envs that ship a TOML, and the PettingZoo ids that do (puffer-envs tests its own).

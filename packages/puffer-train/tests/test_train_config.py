@@ -105,7 +105,7 @@ def test_train_fails_before_building_anything(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("module", ["sections", "values", "layers", "whole"])
+@pytest.mark.parametrize("module", ["fields", "fold", "whole"])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib

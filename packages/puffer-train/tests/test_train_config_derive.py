@@ -14,6 +14,7 @@ from puffer.core import GymnasiumPufferEnv, env_creator
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, make_policy
 from puffer.train.config import load_config
 from puffer.train.config.derive import derive_defaults
+from puffer.train.config.sources import config_sources
 from puffer.train.policies import (
     CategoricalHead,
     GaussianHead,
@@ -119,15 +120,19 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
         ("breakout", None),
     ],
 )
-def test_gym_creators_name_their_family_config(name: str, family: str | None) -> None:
-    config_file = getattr(env_creator(name), "family_config_file", None)
-    assert (config_file.name if config_file is not None else None) == family
+def test_gym_ids_fold_their_family_config(name: str, family: str | None) -> None:
+    sources = config_sources(name, env_creator(name))
+    if name == "breakout":  # an Ocean env declares its own TOML at registration
+        assert [source.name for source in sources] == ["breakout.toml"]
+        return
+    assert sources[0] is derive_defaults
+    assert [source.name for source in sources[1:2]] == ([family] if family else [])
 
 
 def test_a_family_member_toml_layers_over_its_family() -> None:
     # Pusher-v5 ships one key of its own over the MuJoCo family TOML; a sibling without a file
     # of its own keeps the family's value, and an override still wins over the member's.
-    assert getattr(env_creator("gym-Hopper-v5"), "env_config_file", None) is None
+    assert len(config_sources("gym-Hopper-v5", env_creator("gym-Hopper-v5"))) == 2
     pusher, hopper = load_config("gym-Pusher-v5"), load_config("gym-Hopper-v5")
     assert pusher.notes[("train", "vtrace")] == "env config gym-Pusher-v5.toml"
     assert not pusher.train.vtrace and hopper.train.vtrace

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,8 @@ from puffer.train.config import (
     load_config,
     parse_overrides,
 )
-from puffer.train.config.values import coerce
+from puffer.train.config.fields import coerce
+from puffer.train.config.sources import config_sources
 
 ENV = "squared"
 # The Ocean envs that ship a TOML, and the PettingZoo ids that do (puffer-envs tests its own).
@@ -30,7 +32,7 @@ SHIPPED = sorted(
     [
         name
         for name in registered_envs()
-        if env_package(name) == "puffer-ocean" and hasattr(env_creator(name), "config_file")
+        if env_package(name) == "puffer-ocean" and getattr(env_creator(name), "config_sources", ())
     ]
     + ["pettingzoo-classic.connect_four_v3", "pettingzoo-classic.tictactoe_v3"]
 )
@@ -206,7 +208,7 @@ def test_no_shipped_toml_repeats_a_default(name: str) -> None:
     if name == "default":
         path = files("puffer.train.config") / "default.toml"
     else:
-        path = env_creator(name).config_file
+        path = config_sources(name, env_creator(name))[-1]
     data = tomllib.loads(path.read_text())
     defaults = {
         "train": TrainConfig(),
@@ -309,3 +311,19 @@ def test_train_from_python_resolves_what_the_cli_resolves(tmp_path) -> None:
     assert stored == expected
     with pytest.raises(APIUsageError, match="got a config and config_file/overrides"):
         train("gym-CartPole-v1", load_config(ENV), overrides=overrides)
+
+
+def test_an_ocean_envs_keys_are_checked_against_its_c_header() -> None:
+    # breakout's config class comes from its header: frameskip is an int in [1, 1e9].
+    with pytest.raises(ConfigError, match=r"--env\.frameskip is 0; set it to an int in \[1, "):
+        load_config("breakout", overrides=["--env.frameskip", "0"])
+    assert load_config("breakout", overrides=["--env.frameskip", "2"]).env["frameskip"] == 2
+
+
+def test_a_printed_config_read_back_keeps_its_notes(tmp_path: Path) -> None:
+    # A file restating the derived and family values leaves their reasons standing, so the
+    # printed config of an env without a TOML of its own reads back to itself.
+    printed = load_config("gym-CartPole-v1").to_toml()
+    (tmp_path / "c.toml").write_text(printed)
+    assert "# derived: " in printed and "# family config " in printed
+    assert load_config("gym-CartPole-v1", tmp_path / "c.toml").to_toml() == printed

@@ -22,12 +22,10 @@ A name of one of these shapes whose package does not import (`gym-minigrid:...` 
 MiniGrid, a `pettingzoo-` id without PettingZoo, `atari-breakout` without puffer-envs) raises
 `MissingPackageError` naming the failed import and the install line (`puffer.core._install`).
 
-Envs with a training config ship its TOML beside their creator, which names it: an Ocean
-class or a puffer-envs creator carries `config_file`; here, `gym-<id>` creators of Gymnasium's
-classic control, Box2D and MuJoCo carry their family's `family_config_file` (the family TOMLs
-in `configs/families/`, layered over the defaults derived from the env's spaces) and, where
-one member needs values of its own, `env_config_file` (`configs/gym-<id>.toml`, layered over
-the family's), and PettingZoo ids with a TOML in `configs/` carry `config_file`.
+Envs with a training config of their own declare it: an Ocean class or a puffer-envs creator
+carries `config_sources`, the ordered TOML layers of its config. The PPO configs of the Python
+envs emulated here (`gym-<id>`, `pettingzoo-<id>`) are the trainer's, in puffer-train
+(`puffer.train.config.sources`): this package holds the env contract, no hyperparameters.
 """
 
 from __future__ import annotations
@@ -39,8 +37,6 @@ import re
 import warnings
 from collections.abc import Callable
 from importlib.metadata import distribution, entry_points, packages_distributions
-from importlib.resources import files
-from importlib.resources.abc import Traversable
 from typing import Any
 
 from gymnasium.vector import AutoresetMode
@@ -72,15 +68,6 @@ GYM_PREFIX = "gym-"
 # Older Gymnasium's plugin hook: `register_function` entry points, called before a lookup.
 PLUGIN_GROUP = "gymnasium.envs"
 PETTINGZOO_PREFIX = "pettingzoo-"
-# Gymnasium entry-point modules -> family TOML, the most specific module first (classic
-# control's Box-action envs get their own).
-_FAMILIES = {
-    "gymnasium.envs.classic_control.continuous_mountain_car": "classic-control-continuous",
-    "gymnasium.envs.classic_control.pendulum": "classic-control-continuous",
-    "gymnasium.envs.classic_control": "classic-control",
-    "gymnasium.envs.box2d": "box2d",
-    "gymnasium.envs.mujoco": "mujoco",
-}
 
 
 def _entries() -> dict[str, tuple[str, Callable[[], Any], str | None]]:
@@ -138,9 +125,6 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
             def make_pettingzoo(buf=None, **kwargs: Any) -> PufferEnv:
                 return emulate_pettingzoo(creator, env_kwargs=kwargs, buf=buf)
 
-            config_file = _configs() / f"{name}.toml"
-            if config_file.is_file():
-                make_pettingzoo.config_file = config_file  # type: ignore[attr-defined]
             return make_pettingzoo
     _raise_if_a_package_is_missing(name)
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
@@ -220,32 +204,7 @@ def gym_creator(
     """
     if not resolve_gym_id(env_id):
         env_creator(GYM_PREFIX + env_id)  # raises, with the close names
-    creator = functools.partial(_make_gym, env_id, autoreset_mode)
-    family = _family_config(env_id)
-    if family is not None:
-        creator.family_config_file = family  # type: ignore[attr-defined]
-        own = _configs() / f"{GYM_PREFIX}{env_id.rpartition(':')[2]}.toml"
-        if own.is_file():
-            creator.env_config_file = own  # type: ignore[attr-defined]
-    return creator
-
-
-def _configs() -> Traversable:
-    return files("puffer.core") / "configs"
-
-
-def _family_config(env_id: str) -> Traversable | None:
-    """The family TOML of a registered Gymnasium id, matched by its entry point's module."""
-    import gymnasium
-
-    entry = gymnasium.registry[env_id.rpartition(":")[2]].entry_point
-    if not isinstance(entry, str):
-        return None
-    module = entry.partition(":")[0]
-    for package, family in _FAMILIES.items():
-        if module == package or module.startswith(package + "."):
-            return _configs() / "families" / f"{family}.toml"
-    return None
+    return functools.partial(_make_gym, env_id, autoreset_mode)
 
 
 def _make_gym(

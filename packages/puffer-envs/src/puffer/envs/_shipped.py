@@ -1,4 +1,4 @@
-"""Creators: what the `puffer.envs` entry points name, each carrying its shipped TOML config."""
+"""Creators: what the `puffer.envs` entry points name, each declaring its shipped TOML config."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any
 
-__all__ = ["config_file", "creator"]
+__all__ = ["ShippedCreator", "config_file", "creator"]
 
 
 def config_file(name: str) -> Traversable:
@@ -16,12 +16,18 @@ def config_file(name: str) -> Traversable:
     return files("puffer.envs") / "configs" / f"{name}.toml"
 
 
-def creator(env_class: Callable[..., Any], config: str, /, **fixed: Any) -> Callable[..., Any]:
-    """`env_class` with `fixed` keywords bound, and `config_file` set to the family's TOML.
+class ShippedCreator(functools.partial):
+    """An env class with keywords bound, and the config sources its registration declares.
 
-    The CLI reads `config_file` to find the TOML of an env that is not its own, and the
-    signature (the class's, less the bound keywords) for the keys [env] accepts.
+    The trainer folds `config_sources` (here the family's TOML) into the env's config, and
+    reads the signature (the class's, less the bound keywords) for the keys [env] accepts.
     """
-    made = functools.partial(env_class, **fixed)
-    made.config_file = config_file(config)  # type: ignore[attr-defined]
+
+    config_sources: tuple[Traversable, ...] = ()
+
+
+def creator(env_class: Callable[..., Any], config: str, /, **fixed: Any) -> ShippedCreator:
+    """`env_class` with `fixed` keywords bound, declaring the family TOML `config` as its config."""
+    made = ShippedCreator(env_class, **fixed)
+    made.config_sources = (config_file(config),)
     return made

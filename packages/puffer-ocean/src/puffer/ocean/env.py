@@ -56,8 +56,9 @@ class OceanEnv(PufferEnv):
     c_name: ClassVar[str]
     config_class: ClassVar[type]
     spec: ClassVar[dict[str, Any]]
-    # The env's training config (configs/<name>.toml), on the classes of envs that ship one.
-    config_file: ClassVar[Traversable]
+    # The env's training config as its ordered TOML layers (`puffer.train.config` folds them):
+    # (configs/<name>.toml,) where one ships, else () and the trainer derives its keys.
+    config_sources: ClassVar[tuple[Traversable, ...]] = ()
     # `step` checks shape and dtype (puffer.core.check_actions), and ranges too for arrays it
     # must cast into the int32/float32 buffer; the binding checks the buffer's ranges and
     # finiteness in C, on every step.
@@ -224,8 +225,8 @@ def env_class(name: str) -> type[OceanEnv]:
 
     The class is named after the env in CamelCase (`cartpole_continuous` ->
     `CartpoleContinuous`), its config dataclass likewise with `Config` appended. Where
-    `configs/<name>.toml` ships beside this module, the class's `config_file` names it: the
-    training config `puffer.train.config.load_config` finds through the registration.
+    `configs/<name>.toml` ships beside this module, the class's `config_sources` names it:
+    the training config `puffer.train.config.load_config` folds.
     """
     spec = _ocean.SPECS[name]
     class_name = "".join(part[:1].upper() + part[1:] for part in name.split("_"))
@@ -256,7 +257,7 @@ def env_class(name: str) -> type[OceanEnv]:
     }
     config_file = files("puffer.ocean") / "configs" / f"{name}.toml"
     if config_file.is_file():
-        attributes["config_file"] = config_file
+        attributes["config_sources"] = (config_file,)
     return type(class_name, (OceanEnv,), attributes)
 
 

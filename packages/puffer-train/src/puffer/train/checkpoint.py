@@ -26,6 +26,7 @@ TOML) or passed `--trust-checkpoint` (`load_policy(..., trusted_encoder=, trust=
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -60,6 +61,7 @@ __all__ = [
     "load_policy",
     "load_run_config",
     "make_run_dir",
+    "run_config",
     "release_run_dir",
     "rng_state",
     "save",
@@ -94,28 +96,29 @@ class CheckpointError(PufferError):
 
 def make_run_dir(config: Config, env_name: str) -> RunPaths:
     """Create (or, when resuming, open) the run directory, lock it for this process, and write
-    config.json into it; `release_run_dir` gives the lock back.
+    the run's config into it as config.json and config.toml (which `--config FILE` reads back,
+    reproducing the run); `release_run_dir` gives the lock back.
 
-    An empty `run_id` becomes a fresh time-stamped id, which is written back into `config`.
-    Temp files left by a run killed mid-write are removed.
+    An empty `run_id` becomes a fresh time-stamped id: the returned `paths.run_id`, and the
+    `train.run_id` of the files written; `config` itself is left as it is. Temp files left by
+    a run killed mid-write are removed.
 
     Raises:
         APIUsageError: a run id that names no single directory (a '/', '..', past MAX_NAME).
         CheckpointError: resuming a run directory that has no checkpoint.
         ConfigError: a new run (no `train.resume`) in a directory that already holds a run,
             or a directory another process trains in (the message names its pid).
-        StorageError: the directory or config.json cannot be written (a full disk), the run
+        StorageError: the directory or a config file cannot be written (a full disk), the run
             dir leads outside the data dir, or a run file in it is a symlink.
     """
     train = config.train
-    if not train.run_id:
-        if train.resume:
-            raise CheckpointError(
-                "train.resume is set but train.run_id is empty; name the run to resume"
-            )
-        train.run_id = _fresh_run_id(train.data_dir, env_name)
-    check_name("train.run_id", train.run_id)
-    paths = RunPaths(train.data_dir, env_name, train.run_id)
+    if not train.run_id and train.resume:
+        raise CheckpointError(
+            "train.resume is set but train.run_id is empty; name the run to resume"
+        )
+    run_id = train.run_id or _fresh_run_id(train.data_dir, env_name)
+    check_name("train.run_id", run_id)
+    paths = RunPaths(train.data_dir, env_name, run_id)
     if train.resume and not paths.checkpoint.is_file():
         raise CheckpointError(
             f"cannot resume: {paths.checkpoint} does not exist; check train.data_dir "
@@ -136,15 +139,22 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
                 "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
             )
         # Only this run writes here (it holds the lock), so any temp file is a killed write's.
-        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.METRICS):
+        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.CONFIG_TOML, RunPaths.METRICS):
             for leftover in temp_files(paths.root, name):
                 leftover.unlink(missing_ok=True)
-        text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
+        run = run_config(config, run_id)
+        text = json.dumps(run.to_dict(), indent=2, sort_keys=True)
         atomic_write(paths.config, lambda f: f.write(text.encode()))
+        atomic_write(paths.config_toml, lambda f: f.write(run.to_toml().encode()))
     except BaseException:
         release_run_dir(paths)
         raise
     return paths
+
+
+def run_config(config: Config, run_id: str) -> Config:
+    """`config` as the run `run_id` trains with it: a copy whose `train.run_id` is `run_id`."""
+    return dataclasses.replace(config, train=dataclasses.replace(config.train, run_id=run_id))
 
 
 # The fds of the run dirs this process holds locked, by directory.

@@ -10,7 +10,7 @@ what exhausts it, and the message names the key, the value and the bound.
 from __future__ import annotations
 
 from puffer.train.config import Config, ConfigError
-from puffer.train.config.values import flag
+from puffer.train.config.fields import flag
 
 __all__ = ["LIMITS", "check_limits"]
 

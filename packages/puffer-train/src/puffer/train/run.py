@@ -233,6 +233,9 @@ def train(
         if rank == 0:
             paths = ckpt.make_run_dir(config, name)
             held.callback(ckpt.release_run_dir, paths)  # the run dir is this run's until it ends
+            # The run's own config names its directory; the caller's is left as it was.
+            config = ckpt.run_config(config, paths.run_id)
+            cfg = config.train
         elif cfg.run_id:
             paths = RunPaths(cfg.data_dir, name, cfg.run_id)
         resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None

@@ -269,7 +269,7 @@ def _env_defaults(env: str) -> dict[str, Any] | None:
     (that reads the TOML and imports only installed puffer packages); any other name is
     diffed against the typed defaults.
     """
-    if env not in registered_envs() or getattr(env_creator(env), "config_file", None) is None:
+    if env not in registered_envs() or not getattr(env_creator(env), "config_sources", ()):
         return _flatten(Config().to_dict())
     try:
         return _flatten(load_config(env).to_dict())

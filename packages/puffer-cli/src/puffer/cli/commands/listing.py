@@ -21,7 +21,7 @@ from puffer.cli.commands._common import (
 )
 from puffer.core import env_creator, make, registered_envs
 from puffer.core.registry import env_package
-from puffer.train.config.values import flag
+from puffer.train.config.fields import flag
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
 
@@ -73,7 +73,7 @@ def list_envs() -> None:
                 str(env.num_agents),
             )
             env.close()
-        has_config = hasattr(env_creator(name), "config_file")
+        has_config = bool(getattr(env_creator(name), "config_sources", ()))
         table.add_row(name, *row, package, "yes" if has_config else "default")
     out = console if console.is_terminal else Console(width=_PIPE_WIDTH, highlight=False)
     out.print(table)

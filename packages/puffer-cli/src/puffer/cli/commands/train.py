@@ -22,12 +22,11 @@ from puffer.cli.commands._common import (
     resolve_config,
 )
 from puffer.train import train as run_training
-from puffer.train.config import Config, parse_overrides
+from puffer.train.config import parse_overrides
 from puffer.train.paths import RunPaths
 from puffer.train.progress import counted
 from puffer.train.run import TrainingInterrupted, TrainResult
 from puffer.train.runtime import resolve_device, torch_threads
-from puffer.train.storage import atomic_write
 
 __all__ = ["register", "resume_command", "score_words", "train"]
 
@@ -77,7 +76,6 @@ def train(
             )
         except TrainingInterrupted as stopped:
             if stopped.paths is not None and main_rank:
-                _write_toml(stopped.paths, resolved)
                 console.print(
                     f"\nstopped by {signal.Signals(stopped.signum).name} at step "
                     f"{stopped.global_step:,}; checkpoint: {stopped.paths.checkpoint}",
@@ -95,9 +93,7 @@ def train(
             raise typer.Exit(130) from None
     if result.run_dir is None or not main_rank:
         return
-    paths = RunPaths(resolved.train.data_dir, env, resolved.train.run_id)
-    with reported_errors():
-        _write_toml(paths, resolved)
+    paths = RunPaths(resolved.train.data_dir, env, result.run_dir.name)
     console.print(
         f"done: {result.global_step:,} steps in {counted(result.iterations, 'epoch')}; "
         f"{score_words(result)}",
@@ -105,12 +101,6 @@ def train(
     )
     console.print(f"model: {paths.checkpoint}")
     console.print(f"evaluate it: puffer eval {env} --load-model-path {paths.root}")
-
-
-def _write_toml(paths: RunPaths, resolved: Config) -> None:
-    """The resolved TOML beside the checkpoint reproduces the run: --config <run>/config.toml."""
-    text = resolved.to_toml().encode()
-    atomic_write(paths.config_toml, lambda file: file.write(text))
 
 
 def score_words(result: TrainResult) -> str:

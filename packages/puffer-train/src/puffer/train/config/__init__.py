@@ -6,21 +6,29 @@ resolves, from Python as from the command line; `Config()` is the typed defaults
 
 from __future__ import annotations
 
-from puffer.train.config.layers import SECTIONS, env_defaults, load_config
-from puffer.train.config.sections import (
-    ENCODER_DTYPES,
-    MATMUL_PRECISIONS,
+from puffer.train.config.fields import (
     RENAMED_KEYS,
     ConfigError,
-    PolicyConfig,
-    TrainConfig,
-    VecConfig,
+    Kind,
     check_field,
     field_help,
     refuse_renamed,
 )
+from puffer.train.config.fold import (
+    SECTIONS,
+    env_defaults,
+    load_config,
+    parse_overrides,
+    read_config_file,
+)
+from puffer.train.config.sections import (
+    ENCODER_DTYPES,
+    MATMUL_PRECISIONS,
+    PolicyConfig,
+    TrainConfig,
+    VecConfig,
+)
 from puffer.train.config.sizes import Sizes
-from puffer.train.config.values import Kind, parse_overrides
 from puffer.train.config.whole import Config
 
 __all__ = [
@@ -40,5 +48,6 @@ __all__ = [
     "field_help",
     "load_config",
     "parse_overrides",
+    "read_config_file",
     "refuse_renamed",
 ]

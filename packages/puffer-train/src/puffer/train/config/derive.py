@@ -16,8 +16,8 @@ What is derived, and from what:
   4 minibatches, 4 passes, gamma 0.99, lambda 0.95, uniform segment sampling), which work over
   a wide range of env sizes; entropy bonus 0.01 for discrete actions, 0 for Box actions.
 
-Family TOMLs (classic control, Box2D, MuJoCo) sit above this layer; the `gym-<id>` creator of
-puffer-core names its family's (`family_config_file`).
+Family TOMLs (classic control, Box2D, MuJoCo) sit above this layer, in the order
+`puffer.train.config.sources` gives a `gym-<id>` its sources.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ _PPO = (
 def _train(env: Any, num_agents: int) -> Iterator[Derived]:
     for key, value, why in _PPO:
         yield Derived("train", key, value, why)
-    batch = num_agents * 128
-    minibatch = max(128, batch // 4)
+    horizon = next(value for key, value, _ in _PPO if key == "horizon")
+    batch = num_agents * horizon
+    minibatch = max(horizon, batch // 4)
     yield Derived("train", "minibatch_size", minibatch, f"4 minibatches of the {batch}-step batch")
     if isinstance(env.single_action_space, spaces.Box):
         yield Derived("train", "ent_coef", 0.0, "Box actions: the Gaussian's log-std explores")

@@ -11,154 +11,54 @@ before any env or directory exists. What depends on the machine (the device, a w
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import math
-import numbers
 import os
 import re
 import tempfile
-from collections.abc import Callable
-from dataclasses import MISSING, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from puffer.core import APIUsageError
+from puffer.sweep import SweepConfig
+from puffer.train.config.fields import (
+    Check,
+    Checked,
+    ConfigError,
+    Kind,
+    above,
+    at_least,
+    one_of,
+    refuses_renamed_keys,
+    spec,
+    within,
+)
 from puffer.vector import BACKENDS
 
 __all__ = [
+    "BOX_ACTIONS",
     "ENCODER_DTYPES",
+    "FIELD_KINDS",
     "MATMUL_PRECISIONS",
-    "RENAMED_KEYS",
+    "MLP_ACTIVATIONS",
+    "MUON_MOMENTUM_RULES",
+    "NETWORKS",
+    "SWEEP_OPTIONS",
     "TYPED_SECTIONS",
-    "ConfigError",
     "PolicyConfig",
     "TrainConfig",
     "VecConfig",
-    "check_field",
-    "field_help",
-    "refuse_renamed",
+    "known_kind",
 ]
 
-
-class ConfigError(APIUsageError):
-    """A config value of the wrong type or out of range, or an unknown key; the message names
-    the key, the value and the expected form."""
-
-
-@dataclass(frozen=True)
-class _Check:
-    """A condition on a field's value beyond its type; `text` reads after the type's name."""
-
-    test: Callable[[Any], bool]
-    text: str
-
-
-def _at_least(low: float) -> _Check:
-    return _Check(lambda v: v >= low, f">= {low}")
-
-
-def _above(low: float) -> _Check:
-    return _Check(lambda v: v > low, f"> {low}")
-
-
-def _within(low: float, high: float, *, high_open: bool = False) -> _Check:
-    if high_open:
-        return _Check(lambda v: low <= v < high, f"in [{low}, {high})")
-    return _Check(lambda v: low <= v <= high, f"in [{low}, {high}]")
-
-
-def _one_of(*choices: str) -> _Check:
-    return _Check(lambda v: v in choices, "among " + ", ".join(map(repr, choices)))
-
-
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
-_ANY_DEVICE = _Check(lambda v: _DEVICE.fullmatch(v) is not None, "naming a torch device")
+_ANY_DEVICE = Check(lambda v: _DEVICE.fullmatch(v) is not None, "naming a torch device")
 # A run id is one directory level under <data_dir>/<env>/; a separator would escape or nest it.
-_DIR_NAME = _Check(
+_DIR_NAME = Check(
     lambda v: not re.search(r"[/\\]", v) and v not in (".", ".."), "naming one directory (no '/')"
 )
-_NON_EMPTY = _Check(bool, "that is not empty")
+_NON_EMPTY = Check(bool, "that is not empty")
 # An encoder named by import path: "package.module:attribute".
 _FACTORY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
-
-
-def _f(default: Any, help: str, check: _Check | None = None) -> Any:
-    return field(default=default, metadata={"help": help, "check": check})
-
-
-_TYPE_WORDS = {bool: "true or false", int: "an int", float: "a finite float", str: "a string"}
-
-
-def _typed(kind: type, value: Any) -> tuple[bool, Any]:
-    """`(True, value as kind)` when `value` is of `kind` (ints pass as floats), else (False, _)."""
-    if isinstance(value, bool) or kind is bool:
-        return (kind is bool and isinstance(value, bool)), value
-    if kind is int and isinstance(value, numbers.Integral):
-        return True, int(value)
-    if kind is float and isinstance(value, numbers.Real):
-        return math.isfinite(value), float(value)
-    return isinstance(value, kind), value
-
-
-@functools.cache
-def _kinds(section: type) -> dict[str, type]:
-    return get_type_hints(section)
-
-
-def check_field(
-    section: type, name: str, value: Any, where: str | None = None, default: Any = MISSING
-) -> Any:
-    """Check one value for field `name` of the config dataclass `section`.
-
-    Args:
-        section: `TrainConfig`, `PolicyConfig` or `VecConfig`.
-        name: a field of it.
-        value: the candidate value; numpy scalars and ints (for float fields) are accepted.
-        where: names the key in the message; default `Section.name`, the CLI passes its flag.
-        default: the default the message quotes; the field's own unless given (the CLI
-            passes the env's shipped value, e.g. cartpole's 99,840 total_timesteps).
-
-    Returns:
-        the value as the field stores it (int, float, bool or str).
-
-    Raises:
-        ConfigError: wrong type, not finite, or out of range; the message names the key, the
-            value, the expected form, the field's meaning and its default.
-
-    Example:
-        >>> check_field(TrainConfig, "gamma", 1)
-        1.0
-        >>> check_field(TrainConfig, "gamma", 1.5)
-        Traceback (most recent call last):
-        ...
-        puffer.train.config.sections.ConfigError: TrainConfig.gamma is 1.5; set it to a finite float in [0, 1] (discount factor); default 0.995
-    """
-    spec = {f.name: f for f in dataclasses.fields(section)}[name]
-    kind = _kinds(section)[name]
-    check: _Check | None = spec.metadata.get("check")
-    ok, typed = _typed(kind, value)
-    if ok and (check is None or check.test(typed)):
-        return typed
-    form = _TYPE_WORDS[kind] + (f" {check.text}" if check is not None else "")
-    quoted = spec.default if default is MISSING else default
-    raise ConfigError(
-        f"{where or f'{section.__name__}.{name}'} is {value!r}; set it to {form} "
-        f"({spec.metadata['help']}); default {quoted!r}"
-    )
-
-
-class _Checked:
-    """Mixin: `__post_init__` checks every field with `check_field`, then `_check_together`."""
-
-    def __post_init__(self) -> None:
-        for spec in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = check_field(type(self), spec.name, getattr(self, spec.name))
-            object.__setattr__(self, spec.name, value)
-        self._check_together()
-
-    def _check_together(self) -> None:
-        """Conditions across fields; none by default."""
 
 
 # torch.set_float32_matmul_precision's settings, for `TrainConfig.matmul_precision`.
@@ -176,160 +76,164 @@ NETWORKS = ("default", "puffernet")
 
 
 @dataclass
-class TrainConfig(_Checked):
+class TrainConfig(Checked):
     """The `[train]` section: PPO, the puff advantage, replay, optimizer and bookkeeping."""
 
-    seed: int = _f(
-        42, "seed of torch, numpy and env resets (rank r of DDP uses seed + r)", _at_least(0)
+    seed: int = spec(
+        42, "seed of torch, numpy and env resets (rank r of DDP uses seed + r)", at_least(0)
     )
-    device: str = _f(
+    device: str = spec(
         "auto", "'cpu', 'cuda', 'cuda:N', or 'auto' (cuda when available)", _ANY_DEVICE
     )
-    torch_threads: int = _f(
+    torch_threads: int = spec(
         0,
         "torch intra-op threads; 0 (auto): the cores (or OMP_NUM_THREADS) less one per env "
         "worker process",
-        _at_least(0),
+        at_least(0),
     )
-    matmul_precision: str = _f(
+    matmul_precision: str = spec(
         "highest",
         "float32 matrix products, set for the process (torch.set_float32_matmul_precision): "
         "'highest' float32; 'high' TF32 on GPUs that have it; 'medium' bfloat16 products on "
         "GPUs and on CPUs with AMX or AVX512-BF16 (the CPU sequence kernels stay float32)",
-        _one_of(*MATMUL_PRECISIONS),
+        one_of(*MATMUL_PRECISIONS),
     )
-    cuda_graphs: bool = _f(
+    cuda_graphs: bool = spec(
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
     )
-    total_timesteps: int = _f(10_000_000, "agent steps to train for", _at_least(1))
-    batch_size: int = _f(0, "agent steps per epoch; 0 means num_agents * horizon", _at_least(0))
-    horizon: int = _f(64, "steps per segment (the BPTT length of recurrent policies)", _at_least(1))
-    minibatch_size: int = _f(8192, "agent steps per minibatch; a multiple of horizon", _at_least(1))
-    microbatch_size: int = _f(
+    total_timesteps: int = spec(10_000_000, "agent steps to train for", at_least(1))
+    batch_size: int = spec(0, "agent steps per epoch; 0 means num_agents * horizon", at_least(0))
+    horizon: int = spec(
+        64, "steps per segment (the BPTT length of recurrent policies)", at_least(1)
+    )
+    minibatch_size: int = spec(
+        8192, "agent steps per minibatch; a multiple of horizon", at_least(1)
+    )
+    microbatch_size: int = spec(
         0,
         "agent steps per forward/backward pass; a larger minibatch sums the gradients of its "
         "passes (the same update, less memory); 0: 8192 on the CPU, the whole minibatch on GPUs",
-        _at_least(0),
+        at_least(0),
     )
-    update_epochs: int = _f(
-        1, "passes over the batch per epoch (minibatches sampled with replay)", _at_least(1)
+    update_epochs: int = spec(
+        1, "passes over the batch per epoch (minibatches sampled with replay)", at_least(1)
     )
-    replay_ratio: float = _f(
+    replay_ratio: float = spec(
         0.0,
         "minibatches per epoch as a multiple of the batch, int(replay_ratio * batch_size / "
         "minibatch_size) (PufferLib 4.0's way to set them); 0: update_epochs passes",
-        _at_least(0),
+        at_least(0),
     )
-    gamma: float = _f(0.995, "discount factor", _within(0, 1))
-    gae_lambda: float = _f(0.90, "GAE lambda", _within(0, 1))
-    vtrace: bool = _f(
+    gamma: float = spec(0.995, "discount factor", within(0, 1))
+    gae_lambda: float = spec(0.90, "GAE lambda", within(0, 1))
+    vtrace: bool = spec(
         True,
         "before each minibatch, weight the advantages by V-trace with the ratios the epoch's "
         "earlier minibatches left, as PufferLib's trainer does; false: GAE from the rollout, "
         "as CleanRL and SB3 train",
     )
-    vtrace_rho_clip: float = _f(
-        1.0, "V-trace rho-bar: clip of the importance ratio in delta", _at_least(0)
+    vtrace_rho_clip: float = spec(
+        1.0, "V-trace rho-bar: clip of the importance ratio in delta", at_least(0)
     )
-    vtrace_c_clip: float = _f(
-        1.0, "V-trace c-bar: clip of the importance ratio in the trace", _at_least(0)
+    vtrace_c_clip: float = spec(
+        1.0, "V-trace c-bar: clip of the importance ratio in the trace", at_least(0)
     )
-    sample_steps: bool = _f(
+    sample_steps: bool = spec(
         False,
         "minibatches draw single steps rather than whole segments, as CleanRL shuffles them "
         "(feedforward policies only; advantages still run over whole segments)",
     )
-    prio_alpha: float = _f(
+    prio_alpha: float = spec(
         0.8,
         "priority exponent alpha of segments (of steps with sample_steps); 0 is uniform",
-        _at_least(0),
+        at_least(0),
     )
-    prio_beta0: float = _f(
-        0.2, "importance-weight exponent beta at the start, annealed to 1", _within(0, 1)
+    prio_beta0: float = spec(
+        0.2, "importance-weight exponent beta at the start, annealed to 1", within(0, 1)
     )
-    clip_coef: float = _f(0.2, "PPO ratio clip", _above(0))
-    vf_clip_coef: float = _f(0.2, "value clip around the rollout value", _above(0))
-    vf_coef: float = _f(2.0, "value-loss weight", _at_least(0))
-    ent_coef: float = _f(0.001, "entropy-bonus weight", _at_least(0))
-    normalize_reward: bool = _f(
+    clip_coef: float = spec(0.2, "PPO ratio clip", above(0))
+    vf_clip_coef: float = spec(0.2, "value clip around the rollout value", above(0))
+    vf_coef: float = spec(2.0, "value-loss weight", at_least(0))
+    ent_coef: float = spec(0.001, "entropy-bonus weight", at_least(0))
+    normalize_reward: bool = spec(
         False, "scale rewards by the running std of the discounted return (kept in checkpoints)"
     )
-    reward_clip: float = _f(
+    reward_clip: float = spec(
         1.0,
         "rewards are clipped to [-reward_clip, reward_clip] as they are stored (after "
         "normalize_reward), as PufferLib's trainer does; 0 stores them as they are",
-        _at_least(0),
+        at_least(0),
     )
-    refresh_values: bool = _f(
+    refresh_values: bool = spec(
         True,
         "after each minibatch, store its new value estimates over the rollout's, so later "
         "minibatches' advantages and value clip start from them, as PufferLib's trainer does",
     )
-    recurrent_state: str = _f(
+    recurrent_state: str = spec(
         "carry",
         "'carry': each agent's recurrent state runs on from epoch to epoch and training "
         "replays every segment from the state it started with; 'zero': every epoch's rollout "
         "starts each agent from zeros, as PufferLib's trainer does (feedforward policies "
         "ignore it)",
-        _one_of("carry", "zero"),
+        one_of("carry", "zero"),
     )
-    max_grad_norm: float = _f(1.5, "global gradient-norm clip", _above(0))
-    optimizer: str = _f(
+    max_grad_norm: float = spec(1.5, "global gradient-norm clip", above(0))
+    optimizer: str = spec(
         "muon",
         "'muon' (PufferLib 3.0's: Muon on every parameter, momentum muon_momentum) or 'adam'",
-        _one_of("muon", "adam"),
+        one_of("muon", "adam"),
     )
-    learning_rate: float = _f(0.015, "peak learning rate", _above(0))
-    anneal_lr: bool = _f(True, "cosine-decay the learning rate to 0 over training")
-    adam_beta1: float = _f(0.95, "Adam/AdamW beta1", _within(0, 1, high_open=True))
-    adam_beta2: float = _f(0.999, "Adam/AdamW beta2", _within(0, 1, high_open=True))
-    adam_eps: float = _f(1e-12, "Adam/AdamW epsilon", _above(0))
-    muon_momentum: float = _f(
+    learning_rate: float = spec(0.015, "peak learning rate", above(0))
+    anneal_lr: bool = spec(True, "cosine-decay the learning rate to 0 over training")
+    adam_beta1: float = spec(0.95, "Adam/AdamW beta1", within(0, 1, high_open=True))
+    adam_beta2: float = spec(0.999, "Adam/AdamW beta2", within(0, 1, high_open=True))
+    adam_eps: float = spec(1e-12, "Adam/AdamW epsilon", above(0))
+    muon_momentum: float = spec(
         0.95,
         "Muon's momentum, the weight of its gradient average on the past (PufferLib's configs "
         "call it adam_beta1)",
-        _within(0, 1, high_open=True),
+        within(0, 1, high_open=True),
     )
-    muon_momentum_rule: str = _f(
+    muon_momentum_rule: str = spec(
         "average",
         "how Muon's momentum m accumulates gradients g: 'average' (m <- beta m + (1 - beta) g, "
         "step direction g + m: PufferLib 3.0's heavyball) or 'sum' (m <- beta m + g, step "
         "direction g + beta m: PufferLib 4.0's, which weighs the past beta / (1 - beta) times "
         "more against the fresh gradient)",
-        _one_of(*MUON_MOMENTUM_RULES),
+        one_of(*MUON_MOMENTUM_RULES),
     )
-    weight_decay: float = _f(0.0, "decoupled weight decay (Muon and Adam)", _at_least(0))
-    data_dir: str = _f(
+    weight_decay: float = spec(0.0, "decoupled weight decay (Muon and Adam)", at_least(0))
+    data_dir: str = spec(
         "experiments", "root of run directories: <data_dir>/<env>/<run_id>/", _NON_EMPTY
     )
-    run_id: str = _f("", "run directory name; empty makes a fresh time-stamped id", _DIR_NAME)
-    checkpoint_interval: int = _f(
-        50, "epochs between checkpoints; 0: only the one always written at the end", _at_least(0)
+    run_id: str = spec("", "run directory name; empty makes a fresh time-stamped id", _DIR_NAME)
+    checkpoint_interval: int = spec(
+        50, "epochs between checkpoints; 0: only the one always written at the end", at_least(0)
     )
-    checkpoint_minutes: float = _f(
+    checkpoint_minutes: float = spec(
         5.0,
         "also checkpoint once this many minutes of training passed since the last one, so a "
         "kill loses at most that (or one epoch); 0: epochs only",
-        _at_least(0),
+        at_least(0),
     )
-    resume: bool = _f(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
-    score_stat: str = _f(
+    resume: bool = spec(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
+    score_stat: str = spec(
         "auto",
         "the env statistic a run is scored by (its mean over the last epochs holding 100 "
         "episodes, the score everywhere: train's last line, dashboards, metrics, sweeps); "
         "'auto': score where the env reports it, else episode_return",
         _NON_EMPTY,
     )
-    tensorboard: bool = _f(
+    tensorboard: bool = spec(
         False, "also log metrics to <run dir>/tensorboard/ (the tensorboard extra)"
     )
-    wandb: bool = _f(
+    wandb: bool = spec(
         False, "also log metrics to Weights & Biases, files in <run dir>/wandb/ (the wandb extra)"
     )
-    wandb_project: str = _f("puffer", "wandb project of the run", _NON_EMPTY)
-    wandb_entity: str = _f("", "wandb entity (team or user); empty: your wandb default")
-    wandb_group: str = _f("", "wandb group; empty: the env name")
-    wandb_tags: str = _f("", "wandb tags, comma-separated (e.g. 'baseline,lstm')")
+    wandb_project: str = spec("puffer", "wandb project of the run", _NON_EMPTY)
+    wandb_entity: str = spec("", "wandb entity (team or user); empty: your wandb default")
+    wandb_group: str = spec("", "wandb group; empty: the env name")
+    wandb_tags: str = spec("", "wandb tags, comma-separated (e.g. 'baseline,lstm')")
 
     def _check_together(self) -> None:
         if self.replay_ratio > 0 and self.update_epochs != 1:
@@ -384,80 +288,80 @@ class TrainConfig(_Checked):
 
 
 @dataclass
-class PolicyConfig(_Checked):
+class PolicyConfig(Checked):
     """The `[policy]` section: which network maps observations to actions and values."""
 
-    network: str = _f(
+    network: str = spec(
         "default",
         "'default' (the encoder, core and heads the other keys name) or 'puffernet' "
         "(PufferLib 4.0's: a bias-free linear encoder, `mingru_layers` MinGRU layers with "
         "highway gates, one bias-free decoder for the logits and the value, its init; reads "
         "hidden_size, mingru_layers and normalize_obs, needs recurrent = 'mingru')",
-        _one_of(*NETWORKS),
+        one_of(*NETWORKS),
     )
 
-    encoder: str = _f(
+    encoder: str = spec(
         "mlp",
         "'mlp', 'nature_cnn', 'impala' (image obs), 'multi' (Dict/Tuple obs with image leaves), "
         "or 'module:factory' for a family's own encoder (factory(env, policy_config) -> module "
         "giving (B, hidden_size))",
-        _Check(
+        Check(
             lambda v: (
                 v in ("mlp", "nature_cnn", "impala", "multi") or _FACTORY.fullmatch(v) is not None
             ),
             "among 'mlp', 'nature_cnn', 'impala', 'multi' or of the form 'module:factory'",
         ),
     )
-    normalize_obs: bool = _f(
+    normalize_obs: bool = spec(
         False, "standardize observations with running mean/std (saved with the model; 'mlp')"
     )
-    hidden_size: int = _f(128, "width of the encoder output and the recurrent core", _at_least(1))
-    num_layers: int = _f(
-        0, "hidden Linear+activation layers after the first in the MLP encoder", _at_least(0)
+    hidden_size: int = spec(128, "width of the encoder output and the recurrent core", at_least(1))
+    num_layers: int = spec(
+        0, "hidden Linear+activation layers after the first in the MLP encoder", at_least(0)
     )
-    activation: str = _f(
+    activation: str = spec(
         "gelu",
         "the MLP encoder's nonlinearity: 'gelu', 'tanh' (bounded, as SB3's and CleanRL's "
         "MLPs for continuous control) or 'relu' (RL Zoo's tuned MuJoCo PPO)",
-        _one_of(*MLP_ACTIVATIONS),
+        one_of(*MLP_ACTIVATIONS),
     )
-    box_actions: str = _f(
+    box_actions: str = spec(
         "map",
         "how an action reaches a Box whose bounds are all finite: 'map' (the policy acts in "
         "[-1, 1], clipped there and mapped onto [low, high], so a unit Gaussian explores the "
         "whole range whatever its units) or 'clip' (the policy acts in the env's units, "
         "clipped to [low, high], as SB3 and CleanRL)",
-        _one_of(*BOX_ACTIONS),
+        one_of(*BOX_ACTIONS),
     )
-    log_std_init: float = _f(
+    log_std_init: float = spec(
         0.0,
         "initial log standard deviation of every Gaussian (Box) action dimension, learned "
         "from there: 0 explores with std 1, -2 with std 0.135 (RL Zoo's tuned MuJoCo PPO)",
     )
-    recurrent: str = _f("none", "'none', 'lstm' or 'mingru'", _one_of("none", "lstm", "mingru"))
-    critic: str = _f(
+    recurrent: str = spec("none", "'none', 'lstm' or 'mingru'", one_of("none", "lstm", "mingru"))
+    critic: str = spec(
         "shared",
         "'shared' (the value head reads the actor's features) or 'separate' (the value has an "
         "encoder of its own, as SB3's MlpPolicy for continuous actions; feed-forward only)",
-        _one_of("shared", "separate"),
+        one_of("shared", "separate"),
     )
-    mingru_layers: int = _f(1, "stacked MinGRU layers when recurrent = 'mingru'", _at_least(1))
-    cnn_channels: int = _f(32, "base channel count of the CNN encoders", _at_least(1))
-    init: str = _f(
+    mingru_layers: int = spec(1, "stacked MinGRU layers when recurrent = 'mingru'", at_least(1))
+    cnn_channels: int = spec(32, "base channel count of the CNN encoders", at_least(1))
+    init: str = spec(
         "puffer",
         "initial weights: 'puffer' (orthogonal: encoder gain sqrt 2, action head 0.01, value 1, "
         "recurrent core gain 1 with zero biases) or 'pufferlib' (PufferLib 3.0's: with a "
         "recurrent core every other weight orthogonal at gain 1 and biases 0, the LSTM at "
         "torch's default; without one its default policy's, the encoder at torch's default)",
-        _one_of("puffer", "pufferlib"),
+        one_of("puffer", "pufferlib"),
     )
-    encoder_dtype: str = _f(
+    encoder_dtype: str = spec(
         "float32",
         "what the encoder computes in: 'float32'; 'bfloat16' (torch.autocast, in rollout and "
         "training alike; the core, heads and loss stay float32), which pays for CNN encoders "
         "on GPUs and on CPUs with bfloat16 instructions (AVX512-BF16, AMX); or 'auto', "
         "bfloat16 on those devices and float32 elsewhere",
-        _one_of(*ENCODER_DTYPES),
+        one_of(*ENCODER_DTYPES),
     )
 
     def _check_together(self) -> None:
@@ -482,70 +386,9 @@ class PolicyConfig(_Checked):
                 )
 
 
-RENAMED_KEYS: dict[tuple[str, str], str] = {
-    ("vec", "num_envs"): "num_instances",
-    ("vec", "batch_size"): "instances_per_recv",
-}
-"""Keys that were renamed, `(section, old key): new key`. Every way a key enters (a TOML file,
-an override, `Config.from_dict`, a section's constructor) refuses the old name with
-`refuse_renamed`'s error."""
-
-# Why each old name went: it meant something else in another section.
-_COLLIDED_WITH = {
-    ("vec", "num_envs"): "[env] num_envs, an env's own keyword (agents per instance in Ocean)",
-    ("vec", "batch_size"): "[train] batch_size, agent steps per epoch",
-}
-
-
-def refuse_renamed(section: str, key: str, where: str | None = None) -> None:
-    """Raise when `section.key` is a renamed key (`RENAMED_KEYS`); do nothing otherwise.
-
-    Args:
-        section: the key's section, e.g. "vec".
-        key: the key as it arrived (underscores).
-        where: names the key and its origin, e.g. "--vec.num-envs (in my.toml)".
-
-    Raises:
-        ConfigError: naming the old key, the new one and the key the old name collided with.
-
-    Example:
-        >>> refuse_renamed("vec", "num_envs")
-        Traceback (most recent call last):
-        ...
-        puffer.train.config.sections.ConfigError: vec.num_envs was renamed vec.num_instances, apart from [env] num_envs, an env's own keyword (agents per instance in Ocean); set vec.num_instances (env instances the vectorizer makes) instead
-    """
-    new = RENAMED_KEYS.get((section, key))
-    if new is None:
-        return
-    meaning = field_help(TYPED_SECTIONS[section])[new].split(" (")[0].split(";")[0]
-    origin = f"{where}: " if where else ""
-    raise ConfigError(
-        f"{origin}{section}.{key} was renamed {section}.{new}, apart from "
-        f"{_COLLIDED_WITH[section, key]}; set {section}.{new} ({meaning}) instead"
-    )
-
-
-def _refuses_renamed_keys(section: str) -> Callable[[type], type]:
-    """Class decorator: `cls(old_key=...)` raises `refuse_renamed`'s error, not a TypeError."""
-
-    def decorate(cls: type) -> type:
-        init = cls.__init__
-
-        @functools.wraps(init)
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            for key in kwargs:
-                refuse_renamed(section, key)
-            init(self, *args, **kwargs)
-
-        cls.__init__ = __init__  # type: ignore[misc]
-        return cls
-
-    return decorate
-
-
-@_refuses_renamed_keys("vec")
+@refuses_renamed_keys("vec")
 @dataclass
-class VecConfig(_Checked):
+class VecConfig(Checked):
     """The `[vec]` section: how `train(env_name, ...)` vectorizes the env.
 
     `num_instances` and `instances_per_recv` are `puffer.vector.make`'s `num_envs` and
@@ -553,31 +396,31 @@ class VecConfig(_Checked):
     Ocean envs the agents one instance holds) and `[train] batch_size` (agent steps per epoch).
     """
 
-    backend: str = _f(
+    backend: str = spec(
         "native",
         "'native' (the env itself), 'serial', 'multiprocessing' or 'ray'",
-        _one_of("native", *BACKENDS),
+        one_of("native", *BACKENDS),
     )
-    num_instances: int = _f(
-        1, "env instances the vectorizer makes (each may hold many agents)", _at_least(1)
+    num_instances: int = spec(
+        1, "env instances the vectorizer makes (each may hold many agents)", at_least(1)
     )
-    num_workers: int = _f(
+    num_workers: int = spec(
         1,
         "worker processes (or Ray actors), each owning num_instances/num_workers",
-        _at_least(1),
+        at_least(1),
     )
-    instances_per_recv: int = _f(
+    instances_per_recv: int = spec(
         0,
         "env instances per recv(); 0 means num_instances (synchronous), fewer is EnvPool-style "
         "async",
-        _at_least(0),
+        at_least(0),
     )
-    zero_copy: bool = _f(True, "async batches are fixed worker groups returned as views")
-    worker_timeout: float = _f(
+    zero_copy: bool = spec(True, "async batches are fixed worker groups returned as views")
+    worker_timeout: float = spec(
         30.0,
         "seconds a multiprocessing worker may show no heartbeat (stopped, hung) before the "
         "run stops with an error naming it",
-        _above(0),
+        above(0),
     )
 
     def _check_together(self) -> None:
@@ -600,7 +443,27 @@ class VecConfig(_Checked):
 TYPED_SECTIONS: dict[str, type] = {"vec": VecConfig, "policy": PolicyConfig, "train": TrainConfig}
 """The typed sections by TOML name, in the order `puffer config` prints them."""
 
+# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables, and
+# `metric` is not set here: a sweep ranks its runs by their score, whose statistic is
+# `train.score_stat` (puffer.train.score), so one key decides it for runs and sweeps alike.
+_NOT_SWEEP_OPTIONS = ("space", "metric")
+SWEEP_OPTIONS = {
+    name: Kind.of_hint(hint)
+    for name, hint in get_type_hints(SweepConfig).items()
+    if name not in _NOT_SWEEP_OPTIONS
+}
+# The kind of every typed key, by section: how command-line text for it is parsed.
+FIELD_KINDS = {
+    name: {key: Kind.of_hint(hint) for key, hint in get_type_hints(section).items()}
+    for name, section in TYPED_SECTIONS.items()
+}
 
-def field_help(section: type) -> dict[str, str]:
-    """`{field name: one-line meaning}` for a config dataclass."""
-    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(section)}
+
+def known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
+    """The kind of config key `section.key` (an [env] key is typed by its current value), or
+    None when there is no such key."""
+    if section in FIELD_KINDS:
+        return FIELD_KINDS[section].get(key)
+    if section == "env":
+        return Kind.of(env[key]) if key in env else None
+    return None

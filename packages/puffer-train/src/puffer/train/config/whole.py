@@ -6,7 +6,7 @@
     [train]   PPO, the optimizer, bookkeeping              Config.train (TrainConfig)
     [sweep]   how `puffer sweep` searches its keys         Config.sweep (puffer-sweep's)
 
-`load_config` (puffer.train.config.layers) builds one from an env's TOML files and overrides;
+`load_config` (puffer.train.config.fold) builds one from an env's TOML files and overrides;
 `Config()` is the typed defaults alone. A checkpoint and a run directory store `to_dict()`, the
 sections a run trains with; `to_toml()` is what `puffer config ENV` prints and `--config FILE`
 reads back.
@@ -18,39 +18,23 @@ import dataclasses
 import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any
 
 import tomli_w
 
 from puffer.sweep import SweepConfig
+from puffer.train.config.fields import ConfigError, Kind, field_help, flag, parse, refuse_renamed
 from puffer.train.config.sections import (
+    FIELD_KINDS,
+    SWEEP_OPTIONS,
     TYPED_SECTIONS,
-    ConfigError,
     PolicyConfig,
     TrainConfig,
     VecConfig,
-    check_field,
-    field_help,
-    refuse_renamed,
+    known_kind,
 )
-from puffer.train.config.values import Kind, coerce, flag
 
-__all__ = ["FIELD_KINDS", "SWEEP_OPTIONS", "Config", "checked", "known_kind"]
-
-# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables, and
-# `metric` is not set here: a sweep ranks its runs by their score, whose statistic is
-# `train.score_stat` (puffer.train.score), so one key decides it for runs and sweeps alike.
-_NOT_SWEEP_OPTIONS = ("space", "metric")
-SWEEP_OPTIONS = {
-    name: Kind.of_hint(hint)
-    for name, hint in get_type_hints(SweepConfig).items()
-    if name not in _NOT_SWEEP_OPTIONS
-}
-# The kind of every typed key, by section: how command-line text for it is parsed.
-FIELD_KINDS = {
-    name: {key: Kind.of_hint(hint) for key, hint in get_type_hints(section).items()}
-    for name, section in TYPED_SECTIONS.items()
-}
+__all__ = ["Config"]
 
 
 @dataclass
@@ -188,32 +172,13 @@ class Config:
             where = flag((section, key))
             # An error quotes the value the sweep's base config has.
             base = self.env if section == "env" else vars(getattr(self, section))
-            changes[section][key] = checked(
-                section, key, coerce(value, kind, where), where, base.get(key)
-            )
+            owner = TYPED_SECTIONS.get(section)
+            changes[section][key] = parse(owner, key, value, kind, where, base.get(key), None)
         sections = {
             name: dataclasses.replace(getattr(self, name), **changes[name])
             for name in TYPED_SECTIONS
         }
         return dataclasses.replace(self, env={**self.env, **changes["env"]}, **sections)
-
-
-def known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
-    """The kind of config key `section.key` (an [env] key is typed by its current value), or
-    None when there is no such key."""
-    if section in FIELD_KINDS:
-        return FIELD_KINDS[section].get(key)
-    if section == "env":
-        return Kind.of(env[key]) if key in env else None
-    return None
-
-
-def checked(section: str, key: str, value: Any, where: str, default: Any) -> Any:
-    """Range and finiteness checks of the typed sections ([env] values are the env's to check);
-    an error quotes `default`, the value the key has for this env without the bad setting."""
-    if section in TYPED_SECTIONS:
-        return check_field(TYPED_SECTIONS[section], key, value, where, default)
-    return value
 
 
 def _documented_attributes(cls: type) -> dict[str, str]:

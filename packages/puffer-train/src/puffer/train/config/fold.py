@@ -1,24 +1,19 @@
-"""Layered configs: typed defaults, the env's TOML, `--config FILE`, then overrides.
+"""The fold: `load_config` folds `[default.toml, *sources, --config FILE, overrides]`.
 
 The bottom layer is typed and lives in code, never in TOML: the `[train]`, `[policy]` and
 `[vec]` dataclasses; puffer-sweep's `SweepConfig` for the [sweep] options (`max_cost` and
-`steps_key` default to a real None); the env creator's keyword defaults for [env]. Each layer
-above records only the keys it sets, each parsed as the key's type and checked (type, range,
-finiteness) the moment it arrives, with the key, the file or flag it came from and the expected
-form in the message; the sections are built once at the end, so the dataclasses run their own
-checks too.
+`steps_key` default to a real None); the env creator's keyword defaults for [env] (an Ocean
+env's C-header config class types them and bounds their ranges). Each layer above records only
+the keys it sets, each parsed and checked once as it arrives (`fields.parse`: the key, the file
+or flag it came from and the expected form in the message); the sections are built at the end.
 
 Layers: `default.toml` beside this module (only the default search space: `[sweep.train.gamma]`
-tables), the env's TOML, `--config FILE`, then `--section.key value` overrides. The env's TOML
-is found through its registration: its creator's `config_file` (Ocean envs ship theirs in
-puffer-ocean, third-party families in puffer-envs). An env without one gets, in its place, keys
-derived from its spaces (`puffer.train.config.derive`) and then its family's TOML, the creator's
-`family_config_file` (Gymnasium's classic control, Box2D and MuJoCo, shipped in puffer-core
-beside the `gym-<id>` creators), then the member's own `env_config_file` where it has one
-(`configs/gym-Pusher-v5.toml`: the values that member needs, over its family's);
-`Config.notes` says why each of those keys has its value, and `to_toml` prints that beside it.
-A layer may only set keys that exist, except that a file may add [env] keyword arguments the
-creator takes through `**kwargs`, and a file may declare a searched parameter
+tables), the env's sources in order (`sources.config_sources`: its own TOML; or keys derived
+from its spaces, its family's TOML, its member TOML), `--config FILE` (`read_config_file`),
+then `--section.key value` overrides. A TOML over derived keys notes the keys it sets;
+`Config.notes` says why each derived or family key has its value, and `to_toml` prints that
+beside it. A layer may only set keys that exist, except that a file may add [env] keyword
+arguments the creator takes through `**kwargs`, and a file may declare a searched parameter
 `[sweep.<section>.<key>]` for any key. TOML has no null, so an optional key left out keeps
 None; `--sweep.max-cost none` unsets one.
 """
@@ -29,6 +24,7 @@ import dataclasses
 import inspect
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -36,21 +32,31 @@ from typing import Any
 
 from puffer.core import env_creator
 from puffer.sweep import SweepConfig, parse_sweep_config
-from puffer.train.config.derive import Derived, derive_defaults
-from puffer.train.config.sections import TYPED_SECTIONS, ConfigError, refuse_renamed
-from puffer.train.config.values import (
+from puffer.train.config.derive import Derived
+from puffer.train.config.fields import (
+    ConfigError,
     Kind,
-    Override,
     closest,
     coerce,
     flag,
     normalize,
-    parse_overrides,
+    parse,
+    refuse_renamed,
 )
-from puffer.train.config.whole import FIELD_KINDS, SWEEP_OPTIONS, Config, checked, known_kind
+from puffer.train.config.sections import FIELD_KINDS, SWEEP_OPTIONS, TYPED_SECTIONS, known_kind
+from puffer.train.config.sources import config_sources, source_origin
+from puffer.train.config.whole import Config
 from puffer.vector import default_num_workers
 
-__all__ = ["DEFAULT_TOML", "SECTIONS", "env_defaults", "load_config"]
+__all__ = [
+    "DEFAULT_TOML",
+    "SECTIONS",
+    "Override",
+    "env_defaults",
+    "load_config",
+    "parse_overrides",
+    "read_config_file",
+]
 
 SECTIONS = ("env", "vec", "policy", "train", "sweep")
 """The sections of a config TOML, in the order `puffer config` prints them."""
@@ -112,6 +118,10 @@ class _Layers:
     def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
         self.env = env_defaults(creator)
+        # The env's own config class (an Ocean env's C header) types its [env] keys and
+        # bounds their ranges, as the typed sections' fields do theirs.
+        header = getattr(creator, "config_class", None)
+        self.header: type | None = header if dataclasses.is_dataclass(header) else None
         self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
         self.params: dict[str, dict[str, Any]] = {}
         # Searched parameters whose `mean` a layer above default.toml set (env TOML, --config,
@@ -129,8 +139,8 @@ class _Layers:
     def env_keys(self) -> dict[str, Any]:
         return {**self.env, **self.values["env"]}
 
-    def kind(self, section: str, key: str, where: str | None = None) -> Kind | None:
-        refuse_renamed(section, key, where)
+    def kind(self, section: str, key: str) -> Kind | None:
+        """The key's kind; None for an unknown (or renamed: `refuse_renamed` says) key."""
         if section == "sweep":
             if key == "metric":
                 raise ConfigError(f"{flag(('sweep', key))}: {_SWEEP_METRIC}")
@@ -151,10 +161,14 @@ class _Layers:
         assert kind is not None  # callers look the key up first
         shipped = self.shipped[section]
         default = shipped[key] if key in shipped else self._default(section, key)
-        self.values[section][key] = checked(
-            section, key, coerce(value, kind, where, example), where, default
-        )
-        self.notes.pop((section, key), None)
+        before = self.values[section].get(key, default)
+        owner = TYPED_SECTIONS.get(section)
+        if section == "env" and self.header is not None and key in _field_names(self.header):
+            owner = self.header
+        value = parse(owner, key, value, kind, where, default, example)
+        self.values[section][key] = value
+        if value != before:  # a layer that restates a value leaves the reason for it standing
+            self.notes.pop((section, key), None)
 
     def apply_derived(self, derived: list[Derived]) -> None:
         for d in derived:
@@ -178,7 +192,8 @@ class _Layers:
                 elif section == "env" and key not in self.env_keys():
                     # a keyword the creator takes through **kwargs; the env checks it
                     self.values["env"][key] = _toml_value(value, where)
-                elif self.kind(section, key, where) is None:
+                elif self.kind(section, key) is None:
+                    refuse_renamed(section, key, where)
                     raise ConfigError(
                         f"unknown key {where}{closest(flag((section, key)), self.valid_flags())}"
                     )
@@ -190,7 +205,8 @@ class _Layers:
     def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
         section, _, key = name.partition(".")
         where = f"{flag(('sweep', section, key))} (in {origin})"
-        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key, where) is None:
+        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key) is None:
+            refuse_renamed(section, key, where)
             valid = [flag(("sweep", s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
             raise ConfigError(
                 f"unknown key {where}: a searched parameter names a config key as "
@@ -203,10 +219,8 @@ class _Layers:
     def apply_override(self, override: Override) -> None:
         path, spelled = override.path, override.spelled
         section = path[0]
-        if section == "sweep" and len(path) > 2:
-            refuse_renamed(path[1], path[2], spelled)
         known = len(path) == 2 and section in SECTIONS
-        if known and self.kind(section, path[1], spelled) is not None:
+        if known and self.kind(section, path[1]) is not None:
             self.set(section, path[1], override.value, spelled, self._current(section, path[1]))
             return
         if section == "sweep" and self._is_param_table(path[1:]):
@@ -219,6 +233,8 @@ class _Layers:
                 if path[3] == "mean":
                     self.chosen_means.add(f"{path[1]}.{path[2]}")
                 return
+        # A renamed key is unknown under its old name: say what it is called now.
+        refuse_renamed(*(path[1:3] if section == "sweep" and len(path) > 2 else path[:2]), spelled)
         hint = closest(flag(path), self.valid_flags())
         if section not in SECTIONS:
             hint += f" (sections are {', '.join(SECTIONS)})"
@@ -276,6 +292,10 @@ class _Layers:
         if low is None or high is None or not low <= value <= high:
             return spec
         return {**spec, "mean": value}
+
+
+def _field_names(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
 
 
 def _field_default(section: type, key: str) -> Any:
@@ -338,26 +358,95 @@ def load_config(
     """
     creator = env_creator(env_name)
     layers = _Layers(env_name, creator)
-    default = files("puffer.train.config") / DEFAULT_TOML
-    layers.apply_file(_read(default, DEFAULT_TOML), DEFAULT_TOML)
-    own: Traversable | None = getattr(creator, "config_file", None)
-    if own is not None:
-        layers.apply_file(_read(own, own.name), own.name)
-    else:
-        layers.apply_derived(derive_defaults(creator, layers.env_keys()))
-        family: Traversable | None = getattr(creator, "family_config_file", None)
-        if family is not None:
-            origin = f"families/{family.name}"
-            layers.apply_file(_read(family, origin), origin, note=f"family config {origin}")
-            member: Traversable | None = getattr(creator, "env_config_file", None)
-            if member is not None:
-                layers.apply_file(
-                    _read(member, member.name), member.name, note=f"env config {member.name}"
-                )
+    layers.apply_file(
+        _read(files("puffer.train.config") / DEFAULT_TOML, DEFAULT_TOML), DEFAULT_TOML
+    )
+    derived = False
+    for source in config_sources(env_name, creator):
+        if callable(source):
+            layers.apply_derived(source(creator, layers.env_keys()))
+            derived = True
+            continue
+        origin = source_origin(source)
+        # A TOML over derived keys says which keys it set (the derivation's notes go).
+        kind = "family" if origin.startswith("families/") else "env"
+        note = f"{kind} config {origin}" if derived else None
+        layers.apply_file(_read(source, origin), origin, note=note)
     layers.ship()
     if config_file is not None:
-        path = Path(config_file)
-        layers.apply_file(_read(path, str(path)), str(path))
+        layers.apply_file(read_config_file(config_file), str(config_file))
     for override in parse_overrides(overrides):
         layers.apply_override(override)
     return layers.build()
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The layer a `--config FILE` holds: `{section: {key: value}}`, keys normalized.
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid TOML; the message names it.
+    """
+    return _read(Path(path), str(path))
+
+
+@dataclass(frozen=True)
+class Override:
+    """One `--section.key value` from the command line.
+
+    Attributes:
+        path: Normalized key path, e.g. ("train", "learning_rate").
+        value: The raw text after the option, or None for a bare flag (`--train.compile`).
+        spelled: The option as the user typed it, for messages.
+    """
+
+    path: tuple[str, ...]
+    value: str | None
+    spelled: str
+
+
+def parse_overrides(args: Sequence[str]) -> list[Override]:
+    """Split extra command-line tokens into overrides.
+
+    Args:
+        args: Tokens left over after the command's own options, e.g.
+            ["--train.learning-rate", "3e-4", "--vec.backend=serial", "--train.compile"].
+
+    Returns:
+        One `Override` per option, in order. A value that is missing (end of the line or the
+        next token is another `--option`) is None, meaning "true" for a bool key.
+
+    Raises:
+        ConfigError: A token is not of the form `--section.key`.
+
+    Example:
+        >>> [o.path for o in parse_overrides(["--train.learning-rate", "1e-3", "--vec.seed=3"])]
+        [('train', 'learning_rate'), ('vec', 'seed')]
+    """
+    overrides = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        name, eq, inline = token.partition("=")
+        if not name.startswith("--") or "." not in name or name.endswith("."):
+            raise ConfigError(
+                f"unexpected argument {token!r}; config overrides look like "
+                "`--section.key value` (e.g. --train.learning-rate 3e-4), sections are "
+                "env, vec, policy, train, sweep"
+            )
+        path = tuple(normalize(part) for part in name[2:].split("."))
+        if eq:
+            value: str | None = inline
+            i += 1
+        elif i + 1 < len(args) and not _is_option(args[i + 1]):
+            value = args[i + 1]
+            i += 2
+        else:
+            value = None
+            i += 1
+        overrides.append(Override(path, value, name))
+    return overrides
+
+
+def _is_option(token: str) -> bool:
+    # A negative number (`--train.gamma -1`) is a value, not the next option.
+    return token.startswith("--")

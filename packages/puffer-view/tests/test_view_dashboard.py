@@ -68,3 +68,31 @@ def test_export_holds_the_page_the_data_and_the_videos(tmp_path: Path) -> None:
     finally:
         server.close()
     assert data_script({"runs": []}, 5.0).endswith(b");\n")
+
+
+def test_config_diff_of_a_derived_env_is_against_its_shipped_config(tmp_path: Path) -> None:
+    """A gym id has no TOML: its [vec], [policy] and [train] keys are derived when it trains.
+    The diff names only what the run set off `puffer config gym-CartPole-v1`, not those."""
+    from puffer.train import train
+    from puffer.train.config import load_config
+
+    env = "gym-CartPole-v1"
+    # A whole batch (2 envs x 16 steps x 2 epochs) in one process: a second's training.
+    chosen = {
+        "train.learning_rate": 0.001,
+        "train.horizon": 16,
+        "train.minibatch_size": 32,
+        "train.total_timesteps": 64,
+        "vec.backend": "serial",
+        "vec.num_instances": 2,
+        "vec.num_workers": 1,
+    }
+    where = ["--train.data-dir", str(tmp_path), "--train.run-id", "r1"]
+    flags = [*where, *(a for k, v in chosen.items() for a in (f"--{k}", str(v)))]
+    shipped = load_config(env)
+    train(env, load_config(env, overrides=flags))
+    (run,) = collect(tmp_path)["runs"]
+    default = {k: getattr(getattr(shipped, k.split(".")[0]), k.split(".")[1]) for k in chosen}
+    # Only the keys set here; none of the 50-odd keys derived from the env's spaces.
+    assert run["diff"] == {k: [v, default[k]] for k, v in chosen.items() if v != default[k]}
+    assert len(run["diff"]) >= 5

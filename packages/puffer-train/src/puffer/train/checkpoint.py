@@ -92,9 +92,10 @@ class CheckpointError(PufferError):
     """A checkpoint that is missing, corrupt, or from a run this one cannot continue."""
 
 
-def make_run_dir(config: Config, env_name: str) -> RunPaths:
+def make_run_dir(config: Config, env_name: str, defaults: Config | None = None) -> RunPaths:
     """Create (or, when resuming, open) the run directory, lock it for this process, and write
-    config.json into it; `release_run_dir` gives the lock back.
+    config.json into it (and defaults.json: `defaults`, the env's shipped config, when given,
+    which the dashboard diffs the run against); `release_run_dir` gives the lock back.
 
     An empty `run_id` becomes a fresh time-stamped id, which is written back into `config`.
     Temp files left by a run killed mid-write are removed.
@@ -126,7 +127,7 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
     check_inside(paths.root, train.data_dir)
     _lock(paths)
     try:
-        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.CONFIG_TOML, RunPaths.METRICS):
+        for name in (*_WRITTEN, RunPaths.CONFIG_TOML):
             refuse_symlink(paths.root / name)
         held = [p.name for p in (paths.checkpoint, paths.metrics) if p.exists()]
         if held and not train.resume:
@@ -136,17 +137,21 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
                 "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
             )
         # Only this run writes here (it holds the lock), so any temp file is a killed write's.
-        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.METRICS):
+        for name in _WRITTEN:
             for leftover in temp_files(paths.root, name):
                 leftover.unlink(missing_ok=True)
-        text = json.dumps(config.to_dict(), indent=2, sort_keys=True)
-        atomic_write(paths.config, lambda f: f.write(text.encode()))
+        for path, written in ((paths.config, config), (paths.defaults, defaults)):
+            if written is not None:
+                text = json.dumps(written.to_dict(), indent=2, sort_keys=True).encode()
+                atomic_write(path, lambda f, text=text: f.write(text))
     except BaseException:
         release_run_dir(paths)
         raise
     return paths
 
 
+# The files a run writes with `atomic_write` (so a killed write may leave their temp files).
+_WRITTEN = (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.DEFAULTS, RunPaths.METRICS)
 # The fds of the run dirs this process holds locked, by directory.
 _HELD: dict[Path, int] = {}
 # Seconds to wait for a lock's holder to write its pid (it locks first, then writes).

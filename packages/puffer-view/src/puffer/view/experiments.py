@@ -2,7 +2,7 @@
 
 The layout is puffer-train's `RunPaths` (one place names those files):
 
-    <data_dir>/<env>/<run_id>/metrics.jsonl, config.json, eval.gif      a run
+    <data_dir>/<env>/<run_id>/metrics.jsonl, config.json, defaults.json, eval.gif   a run
     <data_dir>/<env>/sweep-<name>/sweep.jsonl, config.toml              a sweep's store
     <data_dir>/<env>/sweep-<name>/runs/<env>/<run_id>/                  the sweep's runs
 
@@ -162,7 +162,11 @@ def read_run(
         "metrics": {k: [_json_number(rows[i].get(k)) for i in keep] for k in keys},
         "step": [float(steps[i]) for i in keep],
         "wall": [round(float(wall[i]), 3) for i in keep],
-        "diff": _diff(env, read_inside(root, f"{run}/{RunPaths.CONFIG}")),
+        "diff": _diff(
+            env,
+            read_inside(root, f"{run}/{RunPaths.CONFIG}"),
+            read_inside(root, f"{run}/{RunPaths.DEFAULTS}"),
+        ),
         "score": final,
         "sps": float(finite_sps.mean()) if finite_sps.size else None,
         "steps": float(steps[-1]) if steps.size else 0.0,
@@ -277,13 +281,18 @@ def _env_defaults(env: str) -> dict[str, Any] | None:
         return None
 
 
-def _diff(env: str, config_json: bytes | None) -> dict[str, list[Any]]:
+def _diff(env: str, config_json: bytes | None, defaults_json: bytes | None) -> dict[str, list[Any]]:
     """`{key: [value, default]}` for each key of the run's config.json (its bytes) off the
-    env's default; every key when the env's defaults cannot be loaded."""
+    env's shipped config: the run's defaults.json (what `puffer config ENV` resolved with no
+    flags when it trained, derived keys included), else `_env_defaults(env)` (a run from
+    before puffer-train wrote it); every key when neither loads."""
     if config_json is None:
         return {}
     run = _flatten(json.loads(config_json.decode("utf-8")))
-    base = _env_defaults(env)
+    if defaults_json is not None:
+        base: dict[str, Any] | None = _flatten(json.loads(defaults_json.decode("utf-8")))
+    else:
+        base = _env_defaults(env)
     return {
         key: [value, None if base is None else base.get(key)]
         for key, value in run.items()

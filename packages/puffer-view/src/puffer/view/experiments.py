@@ -6,6 +6,9 @@ The layout is puffer-train's `RunPaths` (one place names those files):
     <data_dir>/<env>/sweep-<name>/sweep.jsonl, config.toml              a sweep's store
     <data_dir>/<env>/sweep-<name>/runs/<env>/<run_id>/                  the sweep's runs
 
+A run's config diff is against its defaults.json (the env's shipped config, written by
+puffer-train when it trained), so no name is resolved for it.
+
 Everything here only reads: a run or a sweep still being written is read as far as it got (a
 last line cut short mid-write is skipped, never truncated, unlike `SweepStore.open`).
 
@@ -221,7 +224,7 @@ def read_sweep(sweep_dir: Path, root: Path) -> Entry:
     header, records = _read_store(read_inside(root, f"{sweep}/{_STORE}") or b"")
     options = _sweep_options(read_inside(root, f"{sweep}/config.toml"))
     goal = options.get("goal", "maximize")
-    kind = options.get("cost", "wall")
+    searched = options.get("cost", "wall")
     ok = [r for r in records if not r.failed and r.score is not None]
     score = np.array([r.score for r in ok], dtype=np.float64)
     return {
@@ -230,7 +233,7 @@ def read_sweep(sweep_dir: Path, root: Path) -> Entry:
         "name": sweep_dir.name.removeprefix(_SWEEP_PREFIX),
         "metric": options.get("metric", "score"),
         "goal": goal,
-        "cost": kind if kind in COST_KINDS else "wall",
+        "cost": searched if searched in COST_KINDS else "wall",
         "params": list(header.get("params", [])),
         "points": [
             {

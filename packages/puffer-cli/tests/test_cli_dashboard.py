@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from puffer.cli.main import app
 from puffer.sweep import SweepStore, pareto_front
+from puffer.sweep.store import CostKind
 from puffer.train.paths import RunPaths
 from puffer.view.site import HOST, DashboardServer
 
@@ -25,21 +26,27 @@ SCREENSHOT_ENV = "PUFFER_DASHBOARD_SCREENSHOT"
 
 # What the page drew, read from its DOM (SVG paths and points) and from the plot divs' data.
 SUMMARY = """(() => {
-  const curves = document.getElementById("curves");
   const sweeps = [...document.querySelectorAll(".plot.sweep")].map((div) => {
     const traces = div.querySelectorAll(".scatterlayer .trace");
     return {
-      id: div.dataset.sweep, frontX: div.data[1].x, frontY: div.data[1].y,
+      id: div.dataset.sweep, cost: div.dataset.cost, frontX: div.data[1].x, frontY: div.data[1].y,
       points: traces[0].querySelectorAll("path.point").length,
       frontPoints: traces[1].querySelectorAll("path.point").length,
+      xTitle: div._fullLayout.xaxis.title.text,
     };
   });
-  return {
-    names: curves.data.map((t) => t.name),
-    traces: [...curves.querySelectorAll(".scatterlayer .trace")].map((t) => ({
+  const charts = [...document.querySelectorAll("#curves .plot.curves")].map((div) => ({
+    env: div.dataset.env,
+    names: div.data.map((t) => t.name),
+    lastX: Math.max(...div.data.flatMap((t) => t.x)),
+    xRange: div._fullLayout.xaxis.range,
+    traces: [...div.querySelectorAll(".scatterlayer .trace")].map((t) => ({
       line: t.querySelector("path.js-line")?.getAttribute("d") || "",
       points: t.querySelectorAll("path.point").length,
     })),
+  }));
+  return {
+    charts,
     rows: [...document.querySelectorAll("#runs tbody tr")].map((r) => r.innerText),
     params: document.querySelectorAll(".param .scatterlayer .trace").length,
     sweeps,
@@ -76,16 +83,36 @@ def _logged(run: Path, metric: str) -> int:
     return sum(row.get(metric) is not None for row in rows)
 
 
-def _store_front(data: Path) -> tuple[list[float], list[float]]:
-    """The Pareto front of the sweep store, computed here from the store itself."""
+def _store_front(data: Path, kind: CostKind = "wall") -> tuple[list[float], list[float]]:
+    """The Pareto front of the sweep store against cost `kind`, computed here from the store."""
     path = data / "cartpole" / "sweep-accept" / "sweep.jsonl"
     header = json.loads(path.read_text().splitlines()[0])
     records = [r for r in SweepStore(path).open(header["params"]) if not r.failed]
     assert len(records) == 8
     score = np.array([r.score for r in records])
-    cost = np.array([r.cost for r in records])
+    cost = np.array([r.cost_as(kind) for r in records], dtype=np.float64)
     front = pareto_front(score, cost)
     return cost[front].tolist(), score[front].tolist()
+
+
+def _charts(summary: dict, runs: set[str]) -> dict[str, dict]:
+    """The page's curve charts by env, each checked: its own runs' lines, every run's points
+    drawn, and an x axis that ends near the env's own last step (plotly pads a few percent)."""
+    charts = {chart["env"]: chart for chart in summary["charts"]}
+    for env, chart in charts.items():
+        assert set(chart["names"]) == {r for r in runs if r.startswith(env + "/")}
+        assert all(t["points"] for t in chart["traces"])
+        assert chart["lastX"] <= chart["xRange"][1] < 1.2 * chart["lastX"], env
+    return charts
+
+
+def _choose(browser, select: str, value: str) -> dict:
+    """Pick `value` in the page's `select` (as a person would) and read the page again."""
+    browser.evaluate(
+        f"(() => {{ const s = document.getElementById({select!r}); s.value = {value!r}; "
+        "s.dispatchEvent(new Event('change')); })()"
+    )
+    return browser.evaluate(SUMMARY)
 
 
 def _load(browser, url: str) -> dict:
@@ -99,26 +126,45 @@ def test_dashboard_shows_the_runs_and_the_sweep(experiments, browser, tmp_path) 
     try:
         assert server.httpd.server_address[0] == HOST == "127.0.0.1"
         served = _load(browser, server.url)
-        # Curves: one drawn line per run, the trained breakout run and the 8 sweep runs.
+        # Curves: one chart per env, each on its own x axis: the 8192-step breakout run does
+        # not squash the 1024-step cartpole runs. One drawn line per run.
         runs = _expected_runs(experiments)
-        assert len(runs) == 9 and set(served["names"]) == runs
-        # Every run's points are drawn; breakout's as a line through them: "M x,y L x,y ...".
-        assert len(served["traces"]) == 9 and all(t["points"] for t in served["traces"])
+        assert len(runs) == 9
+        charts = _charts(served, runs)
+        assert sorted(charts) == ["breakout", "cartpole"]
+        assert len(charts["cartpole"]["names"]) == 8
+        assert charts["breakout"]["lastX"] > 4 * charts["cartpole"]["lastX"]
         breakout = next(r for r in runs if r.startswith("breakout/"))
         logged = _logged(experiments / breakout, "environment/episode_return")
-        drawn = served["traces"][served["names"].index(breakout)]
+        (drawn,) = charts["breakout"]["traces"]
         assert logged >= 2 and drawn["points"] == logged
         assert drawn["line"].count("L") == logged - 1
         row = next(text for text in served["rows"] if breakout in text)
         assert "env.num_envs=32" in row and "train.total_timesteps=8,192" in row
         assert "eval.gif" in row
-        # The sweep: all 8 points drawn, and the front's points are the store's.
+        # The env filter: one chart, and only that env's rows.
+        filtered = _choose(browser, "env", "cartpole")
+        assert [c["env"] for c in filtered["charts"]] == ["cartpole"]
+        assert len(filtered["rows"]) == 8 and all("cartpole" in r for r in filtered["rows"])
+        assert _charts(_choose(browser, "env", ""), runs).keys() == charts.keys()
+        # The sweep: all 8 points drawn against the cost it searched by (wall time), and the
+        # front's points are the store's.
         (sweep,) = served["sweeps"]
         front_cost, front_score = _store_front(experiments)
+        assert sweep["cost"] == "wall" and sweep["xTitle"] == "wall time (s)"
         assert sweep["points"] == 8 and sweep["frontPoints"] == len(front_cost)
         assert sweep["frontX"] == pytest.approx(front_cost)
         assert sweep["frontY"] == pytest.approx(front_score)
         assert served["params"] == 4  # one scatter per searched parameter
+        # The same runs against CPU time and agent steps: each front is the store's.
+        for kind, title in (("cpu", "CPU time (s)"), ("steps", "agent steps")):
+            (redrawn,) = _choose(browser, "cost", kind)["sweeps"]
+            front_cost, front_score = _store_front(experiments, kind)
+            assert redrawn["cost"] == kind and redrawn["xTitle"] == title
+            assert redrawn["points"] == 8 and redrawn["frontPoints"] == len(front_cost)
+            assert redrawn["frontX"] == pytest.approx(front_cost)
+            assert redrawn["frontY"] == pytest.approx(front_score)
+        assert _choose(browser, "cost", "")["sweeps"] == served["sweeps"]
         # A front point links to its run: clicking it shows the params, the link selects the run.
         point = browser.evaluate(
             "(() => { const d = document.getElementById('sweep-0'); "
@@ -163,16 +209,19 @@ def test_dashboard_refreshes_while_a_run_goes_on(experiments, browser, tmp_path)
         last = json.loads(metrics.read_text().splitlines()[-1])
         with metrics.open("a") as file:  # what the trainer appends after its next epoch
             file.write(json.dumps({**last, "step": last["step"] + 2048}) + "\n")
-        browser.wait_for(f"document.getElementById('curves').data[0].x.length === {before + 1}")
+        browser.wait_for(f"{CURVE}.data[0].x.length === {before + 1}")
         assert browser.console_errors == []
     finally:
         server.close()
 
 
+CURVE = "document.querySelector('.plot.curves[data-env=\"breakout\"]')"
+
+
 def _curve_length(browser, url: str) -> int:
     browser.goto(url)
     browser.wait_for("document.body.dataset.loaded")
-    return browser.evaluate("document.getElementById('curves').data[0].x.length")
+    return browser.evaluate(f"{CURVE}.data[0].x.length")
 
 
 def test_dashboard_refuses_a_missing_data_dir(tmp_path) -> None:

@@ -261,7 +261,8 @@ def test_the_page_shows_the_readable_runs_and_lists_the_others_with_their_error(
     shown = browser.evaluate(
         "(() => ({ rows: [...document.querySelectorAll('#runs tbody tr')].map((r) => "
         "[r.dataset.run, r.classList.contains('broken'), r.innerText]), "
-        "curves: document.getElementById('curves').data.map((t) => t.name), "
+        "curves: [...document.querySelectorAll('#curves .plot.curves')]"
+        ".flatMap((d) => d.data.map((t) => t.name)), "
         "sweep: document.querySelector('.sweep-point.error').innerText }))()"
     )
     broken = {run.removeprefix("cartpole/") for run, bad, _ in shown["rows"] if bad}

@@ -131,7 +131,7 @@ def test_temp_files_of_a_killed_save_are_removed_when_the_run_is_opened(tmp_path
     train(ENV, _config(tmp_path, total_timesteps=1536, resume=True))
     assert not any(leftover.exists() for leftover in leftovers)
     assert sorted(p.name for p in paths.root.iterdir()) == sorted(
-        [".lock", "checkpoint.pt", "config.json", "config.toml", "metrics.jsonl"]
+        [".lock", "checkpoint.pt", "config.json", "config.toml", "defaults.json", "metrics.jsonl"]
     )  # .lock stays: removing it would race with a run taking it
 
 

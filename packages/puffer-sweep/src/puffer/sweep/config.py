@@ -28,6 +28,7 @@ from typing import Literal
 
 from puffer.sweep.errors import SweepConfigError
 from puffer.sweep.space import Param, Space, _closest
+from puffer.sweep.store import COST_KINDS, CostKind
 
 __all__ = ["METHODS", "SweepConfig", "parse_sweep_config"]
 
@@ -45,8 +46,12 @@ class SweepConfig:
         metric: Name of the metric the objective reports as its score (for logs and the CLI).
         goal: "maximize" or "minimize" the score.
         max_runs: Number of runs in the sweep, failures included.
-        max_cost: Cap on the cost of one run (same unit as the objective's cost, e.g. seconds);
+        max_cost: Cap on the cost of one run (in the unit of `cost`: seconds or agent steps);
             Protein does not suggest runs predicted to cost more. None: no cap.
+        cost: What the method counts as a run's cost (Protein's cost model and Pareto front,
+            the genetic method's front): "wall" (wall-clock seconds, or the objective's own
+            cost), "cpu" (CPU seconds: not swayed by other load on the machine) or "steps"
+            (agent steps trained).
         steps_key: Parameter counting training steps; learning-curve points substitute it.
         seed: Seed of the method's random draws.
     """
@@ -57,6 +62,7 @@ class SweepConfig:
     goal: Literal["maximize", "minimize"] = "maximize"
     max_runs: int = 100
     max_cost: float | None = None
+    cost: CostKind = "wall"
     steps_key: str | None = None
     seed: int = 0
 
@@ -73,6 +79,11 @@ class SweepConfig:
         if self.max_runs < 1:
             raise SweepConfigError(
                 f"SweepConfig.max_runs: expected >= 1, got {self.max_runs}; raise max_runs"
+            )
+        if self.cost not in COST_KINDS:
+            raise SweepConfigError(
+                f"SweepConfig.cost: expected one of {list(COST_KINDS)}, got {self.cost!r}"
+                f"{_closest(self.cost, COST_KINDS)}"
             )
         if self.max_cost is not None and not self.max_cost > 0:
             raise SweepConfigError(
@@ -159,6 +170,7 @@ def _typed(key: str, value: object) -> object:
         "goal": (str,),
         "max_runs": (int,),
         "max_cost": (int, float, type(None)),
+        "cost": (str,),
         "steps_key": (str, type(None)),
         "seed": (int,),
     }[key]

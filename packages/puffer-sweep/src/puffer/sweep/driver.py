@@ -3,6 +3,9 @@
     store.open -> replay stored runs into the method
     loop: fill free slots with method.suggest()  ->  runner.wait()  ->  method.observe*,
           store.append (fsynced), on_event(...)
+
+The method sees each run's cost as `config.cost` counts it (wall seconds, CPU seconds or agent
+steps); the store keeps all three.
     until max_runs runs are stored; return a SweepSummary
 
 Progress goes to the ``on_event`` callback, never to stdout.
@@ -17,10 +20,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from puffer.sweep.config import SweepConfig
+from puffer.sweep.errors import SweepStoreError
 from puffer.sweep.methods import Method, ParetoGenetic, Random
 from puffer.sweep.runners import Objective, Outcome, Runner, SerialRunner
 from puffer.sweep.space import Params
-from puffer.sweep.store import RunRecord, SweepStore
+from puffer.sweep.store import CostKind, RunRecord, SweepStore
 
 __all__ = ["SweepEvent", "SweepSummary", "make_method", "run_sweep"]
 
@@ -75,7 +79,7 @@ class SweepSummary:
         runs: Every run, in the order they finished.
         best: The best successful runs, best first (at most ``top_k``).
         num_failed: Runs that crashed, died or returned NaN.
-        total_cost: Sum of the cost of every run.
+        total_cost: Sum of the (wall) cost of every run.
     """
 
     runs: list[RunRecord]
@@ -94,11 +98,33 @@ def _ranked(records: list[RunRecord], goal: str) -> list[RunRecord]:
     return sorted(ok, key=lambda r: r.score, reverse=goal == "maximize")  # type: ignore[arg-type, return-value]
 
 
-def _tell(method: Method, record: RunRecord) -> None:
+def _tell(method: Method, record: RunRecord, kind: CostKind) -> None:
+    """Hand `record` to `method`, its cost (and its curve's) counted as `kind`."""
+    cost = record.cost_as(kind)
+    if cost is None and not record.failed:
+        raise SweepStoreError(
+            f"run {record.run_id} of the sweep store has no {kind} cost (a store written before "
+            f"puffer-sweep recorded it); resume with the cost the sweep started with "
+            "(--sweep.cost wall), or start a new sweep (another --name)"
+        )
     if record.curve and not record.failed:
-        method.observe_curve(record.params, record.curve)
+        method.observe_curve(record.params, _curve_as(record, kind))
     else:
-        method.observe(record.params, record.score, record.cost)
+        # A failed run without this cost (a worker that died) counts as free, as the runner
+        # reports such a run's wall cost: only successful runs fit the cost model.
+        method.observe(record.params, record.score, 0.0 if cost is None else cost)
+
+
+def _curve_as(record: RunRecord, kind: CostKind) -> list[tuple[float, float, float]]:
+    """The curve with each point's cost counted as `kind`: "steps" is the point's steps;
+    "cpu" scales the point's wall cost by the run's CPU-to-wall ratio (workers' CPU time is
+    only known once the run has reaped them, so it is spread evenly over the run)."""
+    if kind == "wall":
+        return record.curve
+    if kind == "steps":
+        return [(steps, score, steps) for steps, score, _ in record.curve]
+    ratio = record.cpu_seconds / record.cost if record.cost > 0 else 0.0  # type: ignore[operator]
+    return [(steps, score, cost * ratio) for steps, score, cost in record.curve]
 
 
 def run_sweep(
@@ -146,7 +172,7 @@ def run_sweep(
 
     records = store.open(config.space.names) if store is not None else []
     for record in records:
-        _tell(method, record)
+        _tell(method, record, config.cost)
     if records:
         ranked = _ranked(records, config.goal)
         emit(
@@ -178,7 +204,7 @@ def run_sweep(
             for ticket, outcome in runner.wait():
                 run_id, params = pending.pop(ticket)
                 record = _record(run_id, params, outcome)
-                _tell(method, record)
+                _tell(method, record, config.cost)
                 if store is not None:
                     store.append(record)
                 records.append(record)
@@ -216,4 +242,6 @@ def _record(run_id: int, params: Params, outcome: Outcome) -> RunRecord:
         error=outcome.error,
         curve=outcome.curve,
         info=outcome.info,
+        cpu_seconds=outcome.cpu_seconds,
+        agent_steps=outcome.agent_steps,
     )

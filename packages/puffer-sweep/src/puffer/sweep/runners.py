@@ -14,6 +14,7 @@ import concurrent.futures as cf
 import math
 import multiprocessing
 import os
+import resource
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -45,12 +46,15 @@ class RunResult:
         cost: What the run cost; None means its wall-clock seconds, measured by the runner.
         curve: Learning-curve points (steps so far, score, cost so far), oldest first.
         info: Anything else worth logging; JSON-serializable.
+        steps: Agent steps the run trained (the sweep's cost "steps"); None takes the last
+            curve point's steps, or records none.
     """
 
     score: float
     cost: float | None = None
     curve: Sequence[tuple[float, float, float]] = ()
     info: dict[str, Any] = field(default_factory=dict)
+    steps: float | None = None
 
 
 Objective = Callable[[Params], "RunResult | float"]
@@ -60,13 +64,16 @@ function) for `LocalRunner` and `RayRunner`."""
 
 @dataclass
 class Outcome:
-    """A finished run as the runner reports it: a score, or a failure with its reason."""
+    """A finished run as the runner reports it: a score, or a failure with its reason; its
+    CPU seconds (None when the worker died) and agent steps (None when none were reported)."""
 
     score: float | None
     cost: float
     curve: list[tuple[float, float, float]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    cpu_seconds: float | None = None
+    agent_steps: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -74,22 +81,44 @@ class Outcome:
         return bool(self.error)
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process (every thread) and of the children it has
+    waited for: a run's vectorizer workers count once the run has joined them."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _execute(objective: Objective, params: Params) -> Outcome:
     """Runs one objective call, catching everything it raises (worker side)."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     try:
         result = objective(dict(params))
     except Exception:
-        return Outcome(None, time.perf_counter() - start, error=traceback.format_exc())
-    elapsed = time.perf_counter() - start
+        return Outcome(
+            None,
+            time.perf_counter() - start,
+            error=traceback.format_exc(),
+            cpu_seconds=_cpu_seconds() - cpu_start,
+        )
+    elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
     if not isinstance(result, RunResult):
         result = RunResult(score=float(result))  # type: ignore[arg-type]
     cost = elapsed if result.cost is None else float(result.cost)
     curve = [(float(s), float(v), float(c)) for s, v, c in result.curve]
-    score = float(result.score)
-    if not math.isfinite(score):
-        return Outcome(None, cost, curve, result.info, error=f"objective returned score {score}")
-    return Outcome(score, cost, curve, result.info)
+    steps = result.steps if result.steps is not None else (curve[-1][0] if curve else None)
+    outcome = Outcome(
+        float(result.score),
+        cost,
+        curve,
+        result.info,
+        cpu_seconds=cpu,
+        agent_steps=None if steps is None else float(steps),
+    )
+    if not math.isfinite(outcome.score):  # type: ignore[arg-type]
+        outcome.error = f"objective returned score {outcome.score}"
+        outcome.score = None
+    return outcome
 
 
 class Runner(ABC):

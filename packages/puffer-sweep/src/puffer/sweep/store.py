@@ -1,6 +1,8 @@
 """The sweep store: one JSON line per finished run, appended and fsynced as each run ends.
 
-Line 1 is a header naming the searched parameters; each later line is a `RunRecord`. A sweep
+Line 1 is a header naming the searched parameters; each later line is a `RunRecord`: the run's
+wall-clock cost, its CPU seconds and agent steps (lines of older stores lack the last two and
+read as None), score, params and curve. A sweep
 killed at any moment loses at most the runs in flight: on restart the store is read back, its runs
 replayed into the method, and the sweep goes on. A last line cut short by the kill is ignored.
 
@@ -23,7 +25,11 @@ from typing import Literal
 from puffer.sweep.errors import SweepStoreError
 from puffer.sweep.space import Params
 
-__all__ = ["RunRecord", "SweepStore"]
+__all__ = ["COST_KINDS", "CostKind", "RunRecord", "SweepStore"]
+
+CostKind = Literal["wall", "cpu", "steps"]
+"""What a run's cost counts: wall-clock seconds, CPU seconds or agent steps."""
+COST_KINDS: tuple[CostKind, ...] = ("wall", "cpu", "steps")
 
 _FORMAT = "puffer-sweep/1"
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
@@ -37,11 +43,17 @@ class RunRecord:
         run_id: Position of the run in the sweep, from 0.
         params: The suggestion the run trained with.
         score: The metric reached; None for a failed run.
-        cost: What the run cost (seconds unless the objective reports its own cost).
+        cost: What the run cost: its wall-clock seconds, unless the objective reports its
+            own cost (the sweep's cost "wall").
         status: "ok", or "failed" for a run that raised, died or returned NaN.
         error: The failure's traceback or reason; "" for a run that succeeded.
         curve: Learning-curve points (steps, score, cost), oldest first; empty if none.
         info: Anything else the objective returned (JSON-serializable).
+        cpu_seconds: CPU seconds the run took (user + system, its threads and the child
+            processes it waited for, e.g. vectorizer workers); None in a store written before
+            puffer-sweep recorded it, or when the worker died.
+        agent_steps: Agent steps the run trained; None when the objective reported none (nor a
+            curve) and in older stores.
     """
 
     run_id: int
@@ -52,11 +64,23 @@ class RunRecord:
     error: str = ""
     curve: list[tuple[float, float, float]] = field(default_factory=list)
     info: dict[str, object] = field(default_factory=dict)
+    cpu_seconds: float | None = None
+    agent_steps: float | None = None
 
     @property
     def failed(self) -> bool:
         """True for a run that raised, died or returned NaN."""
         return self.status == "failed"
+
+    def cost_as(self, kind: CostKind) -> float | None:
+        """The run's cost counted as `kind`: "wall" (`cost`), "cpu" (`cpu_seconds`) or
+        "steps" (`agent_steps`); None when the record does not carry it.
+
+        Example:
+            >>> RunRecord(0, {}, 1.0, cost=2.0, cpu_seconds=3.5, agent_steps=4096).cost_as("cpu")
+            3.5
+        """
+        return {"wall": self.cost, "cpu": self.cpu_seconds, "steps": self.agent_steps}[kind]
 
 
 class SweepStore:

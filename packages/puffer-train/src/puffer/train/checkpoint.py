@@ -94,10 +94,11 @@ class CheckpointError(PufferError):
     """A checkpoint that is missing, corrupt, or from a run this one cannot continue."""
 
 
-def make_run_dir(config: Config, env_name: str) -> RunPaths:
+def make_run_dir(config: Config, env_name: str, defaults: Config | None = None) -> RunPaths:
     """Create (or, when resuming, open) the run directory, lock it for this process, and write
     the run's config into it as config.json and config.toml (which `--config FILE` reads back,
-    reproducing the run); `release_run_dir` gives the lock back.
+    reproducing the run), and defaults.json (`defaults`, the env's shipped config, when given,
+    which the dashboard diffs the run against); `release_run_dir` gives the lock back.
 
     An empty `run_id` becomes a fresh time-stamped id: the returned `paths.run_id`, and the
     `train.run_id` of the files written; `config` itself is left as it is. Temp files left by
@@ -129,7 +130,7 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
     check_inside(paths.root, train.data_dir)
     _lock(paths)
     try:
-        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.CONFIG_TOML, RunPaths.METRICS):
+        for name in (*_WRITTEN, RunPaths.CONFIG_TOML):
             refuse_symlink(paths.root / name)
         held = [p.name for p in (paths.checkpoint, paths.metrics) if p.exists()]
         if held and not train.resume:
@@ -139,13 +140,15 @@ def make_run_dir(config: Config, env_name: str) -> RunPaths:
                 "train.run_id (--train.run-id NAME; leave it empty for a fresh time-stamped one)"
             )
         # Only this run writes here (it holds the lock), so any temp file is a killed write's.
-        for name in (RunPaths.CHECKPOINT, RunPaths.CONFIG, RunPaths.CONFIG_TOML, RunPaths.METRICS):
+        for name in _WRITTEN:
             for leftover in temp_files(paths.root, name):
                 leftover.unlink(missing_ok=True)
         run = run_config(config, run_id)
-        text = json.dumps(run.to_dict(), indent=2, sort_keys=True)
-        atomic_write(paths.config, lambda f: f.write(text.encode()))
-        atomic_write(paths.config_toml, lambda f: f.write(run.to_toml().encode()))
+        files = [(paths.config, _json(run)), (paths.config_toml, run.to_toml().encode())]
+        if defaults is not None:
+            files.append((paths.defaults, _json(defaults)))
+        for path, data in files:
+            atomic_write(path, lambda f, data=data: f.write(data))
     except BaseException:
         release_run_dir(paths)
         raise
@@ -157,6 +160,18 @@ def run_config(config: Config, run_id: str) -> Config:
     return dataclasses.replace(config, train=dataclasses.replace(config.train, run_id=run_id))
 
 
+def _json(config: Config) -> bytes:
+    return json.dumps(config.to_dict(), indent=2, sort_keys=True).encode()
+
+
+# The files a run writes with `atomic_write` (so a killed write may leave their temp files).
+_WRITTEN = (
+    RunPaths.CHECKPOINT,
+    RunPaths.CONFIG,
+    RunPaths.CONFIG_TOML,
+    RunPaths.DEFAULTS,
+    RunPaths.METRICS,
+)
 # The fds of the run dirs this process holds locked, by directory.
 _HELD: dict[Path, int] = {}
 # Seconds to wait for a lock's holder to write its pid (it locks first, then writes).

@@ -2,6 +2,8 @@
 
     <data_dir>/<env, "/" and ":" -> "_">/<run_id>/
         config.json     the resolved `puffer.train.Config` (written when the run starts)
+        defaults.json   the env's shipped config, `puffer config ENV` with no flags (the
+                        dashboard's "config off its defaults" is config.json against it)
         config.toml     the resolved CLI config (`puffer train` writes it; `--config` reloads it)
         checkpoint.pt   model, optimizer, trainer state, RNG streams, env state (atomic)
         metrics.jsonl   one JSON object per epoch, appended across resumes
@@ -71,6 +73,7 @@ class RunPaths:
 
     CONFIG = "config.json"
     CONFIG_TOML = "config.toml"
+    DEFAULTS = "defaults.json"
     CHECKPOINT = "checkpoint.pt"
     LOCK = ".lock"
     METRICS = "metrics.jsonl"
@@ -108,6 +111,10 @@ class RunPaths:
     @property
     def config(self) -> Path:
         return self.root / self.CONFIG
+
+    @property
+    def defaults(self) -> Path:
+        return self.root / self.DEFAULTS
 
     @property
     def config_toml(self) -> Path:

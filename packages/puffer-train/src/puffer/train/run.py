@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from puffer.core import APIUsageError
+from puffer.core import APIUsageError, PufferError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
@@ -231,7 +231,7 @@ def train(
         # The run dir first: a run id that is taken (or a full disk) fails before envs exist.
         paths = None
         if rank == 0:
-            paths = ckpt.make_run_dir(config, name)
+            paths = ckpt.make_run_dir(config, name, _shipped(env))
             held.callback(ckpt.release_run_dir, paths)  # the run dir is this run's until it ends
             # The run's own config names its directory; the caller's is left as it was.
             config = ckpt.run_config(config, paths.run_id)
@@ -372,6 +372,18 @@ def _resolve(
             "registered env's config: pass its name, or pass a Config"
         )
     return Config()
+
+
+def _shipped(env: str | Any) -> Config | None:
+    """The env's shipped config (`puffer config ENV` with no flags), which the dashboard diffs
+    the run against; None for an env object, or a name whose shipped config does not load (a
+    config passed in Python trains all the same: this is for display only)."""
+    if not isinstance(env, str):
+        return None
+    try:
+        return load_config(env)
+    except PufferError:
+        return None
 
 
 def _sinks(

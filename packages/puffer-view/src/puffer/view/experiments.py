@@ -2,9 +2,12 @@
 
 The layout is puffer-train's `RunPaths` (one place names those files):
 
-    <data_dir>/<env>/<run_id>/metrics.jsonl, config.json, eval.gif      a run
+    <data_dir>/<env>/<run_id>/metrics.jsonl, config.json, defaults.json, eval.gif   a run
     <data_dir>/<env>/sweep-<name>/sweep.jsonl, config.toml              a sweep's store
     <data_dir>/<env>/sweep-<name>/runs/<env>/<run_id>/                  the sweep's runs
+
+A run's config diff is against its defaults.json (the env's shipped config, written by
+puffer-train when it trained), so no name is resolved for it.
 
 Everything here only reads: a run or a sweep still being written is read as far as it got (a
 last line cut short mid-write is skipped, never truncated, unlike `SweepStore.open`).
@@ -31,6 +34,7 @@ import numpy as np
 from puffer.core import PufferError, env_creator, registered_envs
 from puffer.sweep import RunRecord, pareto_front
 from puffer.sweep.errors import SweepError
+from puffer.sweep.store import COST_KINDS, CostKind
 from puffer.train.config import Config, load_config
 from puffer.train.paths import RunPaths
 from puffer.train.score import SCORE
@@ -162,7 +166,11 @@ def read_run(
         "metrics": {k: [_json_number(rows[i].get(k)) for i in keep] for k in keys},
         "step": [float(steps[i]) for i in keep],
         "wall": [round(float(wall[i]), 3) for i in keep],
-        "diff": _diff(env, read_inside(root, f"{run}/{RunPaths.CONFIG}")),
+        "diff": _diff(
+            env,
+            read_inside(root, f"{run}/{RunPaths.CONFIG}"),
+            read_inside(root, f"{run}/{RunPaths.DEFAULTS}"),
+        ),
         "score": final,
         "sps": float(finite_sps.mean()) if finite_sps.size else None,
         "steps": float(steps[-1]) if steps.size else 0.0,
@@ -196,14 +204,17 @@ def _broken_run(run: str, sweep: str | None, error: str) -> Entry:
 
 
 def read_sweep(sweep_dir: Path, root: Path) -> Entry:
-    """One sweep's store: its points, its score-vs-cost Pareto front and its parameters.
+    """One sweep's store: its points, its score-vs-cost Pareto fronts and its parameters.
 
     Returns:
         A dict: `id` (the sweep dir relative to `root`), `env`, `name`, `metric`, `goal`,
+        `cost` (the cost the sweep searched by, `[sweep] cost`: "wall", "cpu" or "steps"),
         `params` (searched names), `points` (one per finished run that did not fail:
-        `run_id`, `score`, `cost`, `params`, `run` (the dashboard id of its run dir, or None)),
-        `front` (indices into `points` on the Pareto front, by increasing cost; with goal
-        "minimize" the front is of the lowest scores), `failed` (count of failed runs),
+        `run_id`, `score`, `costs` ({kind: value or None}: wall seconds, CPU seconds, agent
+        steps; a store from before puffer-sweep recorded CPU time and steps has None there),
+        `params`, `run` (the dashboard id of its run dir, or None)), `fronts` ({kind: indices
+        into `points` on the Pareto front of score against that cost, by increasing cost}; with
+        goal "minimize" the front is of the lowest scores), `failed` (count of failed runs),
         `error` (None).
 
     Raises:
@@ -213,31 +224,42 @@ def read_sweep(sweep_dir: Path, root: Path) -> Entry:
     header, records = _read_store(read_inside(root, f"{sweep}/{_STORE}") or b"")
     options = _sweep_options(read_inside(root, f"{sweep}/config.toml"))
     goal = options.get("goal", "maximize")
+    searched = options.get("cost", "wall")
     ok = [r for r in records if not r.failed and r.score is not None]
     score = np.array([r.score for r in ok], dtype=np.float64)
-    cost = np.array([r.cost for r in ok], dtype=np.float64)
-    front = pareto_front(score if goal == "maximize" else -score, cost) if ok else []
     return {
         "id": sweep,
         "env": sweep_dir.parent.name,
         "name": sweep_dir.name.removeprefix(_SWEEP_PREFIX),
         "metric": options.get("metric", "score"),
         "goal": goal,
+        "cost": searched if searched in COST_KINDS else "wall",
         "params": list(header.get("params", [])),
         "points": [
             {
                 "run_id": r.run_id,
                 "score": r.score,
-                "cost": r.cost,
+                "costs": {kind: _json_number(r.cost_as(kind)) for kind in COST_KINDS},
                 "params": r.params,
                 "run": _run_link(r, root),
             }
             for r in ok
         ],
-        "front": [int(i) for i in front],
+        "fronts": {kind: _front(ok, score, goal, kind) for kind in COST_KINDS},
         "failed": len(records) - len(ok),
         "error": None,
     }
+
+
+def _front(records: list[RunRecord], score: np.ndarray, goal: str, kind: CostKind) -> list[int]:
+    """Indices of `records` (score (n,) float64) on the front of score against cost `kind`,
+    over the records that carry that cost."""
+    cost = np.array([_number(r.cost_as(kind)) for r in records], dtype=np.float64)
+    have = np.flatnonzero(np.isfinite(cost))
+    if not have.size:
+        return []
+    sign = 1.0 if goal == "maximize" else -1.0
+    return [int(have[i]) for i in pareto_front(sign * score[have], cost[have])]
 
 
 def _broken_sweep(sweep: str, error: str) -> Entry:
@@ -248,9 +270,10 @@ def _broken_sweep(sweep: str, error: str) -> Entry:
         "name": sweep.split("/")[-1].removeprefix(_SWEEP_PREFIX),
         "metric": "score",
         "goal": "maximize",
+        "cost": "wall",
         "params": [],
         "points": [],
-        "front": [],
+        "fronts": {kind: [] for kind in COST_KINDS},
         "failed": 0,
         "error": error,
     }
@@ -277,13 +300,18 @@ def _env_defaults(env: str) -> dict[str, Any] | None:
         return None
 
 
-def _diff(env: str, config_json: bytes | None) -> dict[str, list[Any]]:
+def _diff(env: str, config_json: bytes | None, defaults_json: bytes | None) -> dict[str, list[Any]]:
     """`{key: [value, default]}` for each key of the run's config.json (its bytes) off the
-    env's default; every key when the env's defaults cannot be loaded."""
+    env's shipped config: the run's defaults.json (what `puffer config ENV` resolved with no
+    flags when it trained, derived keys included), else `_env_defaults(env)` (a run from
+    before puffer-train wrote it); every key when neither loads."""
     if config_json is None:
         return {}
     run = _flatten(json.loads(config_json.decode("utf-8")))
-    base = _env_defaults(env)
+    if defaults_json is not None:
+        base: dict[str, Any] | None = _flatten(json.loads(defaults_json.decode("utf-8")))
+    else:
+        base = _env_defaults(env)
     return {
         key: [value, None if base is None else base.get(key)]
         for key, value in run.items()

@@ -5,8 +5,9 @@
 
 A run's score is puffer-train's (`puffer.train.score`), the one its own dashboard shows.
 
-Every finished run is appended to `<data_dir>/<env>/sweep-<name>/sweep.jsonl` (score, cost,
-params, learning curve); running the same `--name` again resumes from that file.
+Every finished run is appended to `<data_dir>/<env>/sweep-<name>/sweep.jsonl` (score, wall and
+CPU seconds, agent steps, params, learning curve); running the same `--name` again resumes from
+that file. `--sweep.cost wall|cpu|steps` says which of the three the search counts as cost.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def train_objective(
         )
     return RunResult(
         score=result.score,
+        steps=float(result.global_step),
         curve=curve.points,
         info={"run_dir": str(result.run_dir), "global_step": result.global_step},
     )

@@ -1,4 +1,4 @@
-// puffer dashboard: draws what data.js hands to pufferData() (puffer/cli/experiments.py makes
+// puffer dashboard: draws what data.js hands to pufferData() (puffer/view/experiments.py makes
 // it). data.js is loaded as a <script>, not fetched, so the same page works served from
 // 127.0.0.1 and opened from disk (file:// pages may not fetch). When the data says
 // `refresh > 0` (served), data.js is loaded again every `refresh` seconds.
@@ -9,7 +9,9 @@ var pufferDashboard = (function () {
   var MAX_CHOSEN = 20; // runs overlaid by default: the newest ones
   var DEFAULT_METRIC = "environment/episode_return"; // every env logs it
   var SMALL_PLOT = { displaylogo: false, responsive: true, displayModeBar: false };
-  var state = { data: null, chosen: null, known: new Set(), selected: null, signature: "" };
+  var COST_LABELS = { wall: "wall time (s)", cpu: "CPU time (s)", steps: "agent steps" };
+  var state = { data: null, chosen: null, known: new Set(), selected: null, signature: "",
+    revision: 0 };
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -33,6 +35,11 @@ var pufferDashboard = (function () {
     window.pufferData = receive;
     document.getElementById("metric").addEventListener("change", drawCurves);
     document.getElementById("xaxis").addEventListener("change", drawCurves);
+    document.getElementById("env").addEventListener("change", function () {
+      drawCurves();
+      drawTable();
+    });
+    document.getElementById("cost").addEventListener("change", drawSweeps);
     load();
   }
 
@@ -62,6 +69,7 @@ var pufferDashboard = (function () {
       new Date(data.generated * 1000).toLocaleTimeString();
     if (signature !== state.signature) {
       state.signature = signature;
+      fillEnvs();
       fillMetrics();
       drawCurves();
       drawTable();
@@ -85,23 +93,68 @@ var pufferDashboard = (function () {
     select.value = current;
   }
 
+  function envNames() {
+    return Array.from(new Set(state.data.runs.map(function (r) { return r.env; }))).sort();
+  }
+
+  // The env filter: "" shows every env; an env that is gone falls back to "".
+  function fillEnvs() {
+    var select = document.getElementById("env");
+    var current = select.value;
+    var names = envNames();
+    select.replaceChildren.apply(select, [el("option", { value: "", text: "all envs" })].concat(
+      names.map(function (name) { return el("option", { value: name, text: name }); })));
+    select.value = names.indexOf(current) >= 0 ? current : "";
+  }
+
+  function shownEnv(run) {
+    var env = document.getElementById("env").value;
+    return !env || run.env === env;
+  }
+
+  // One chart per env, so a long run of one env does not squash another env's short curves
+  // onto a sliver of a shared x axis. A chart's div is kept across redraws; the div of an env
+  // no longer drawn is removed.
   function drawCurves() {
     var metric = document.getElementById("metric").value;
     var x = document.getElementById("xaxis").value;
-    var traces = state.data.runs
-      .filter(function (r) { return state.chosen.has(r.id) && r.metrics[metric]; })
-      .map(function (r) {
+    var holder = document.getElementById("curves");
+    var byEnv = {};
+    state.data.runs
+      .filter(function (r) { return state.chosen.has(r.id) && r.metrics[metric] && shownEnv(r); })
+      .forEach(function (r) { (byEnv[r.env] = byEnv[r.env] || []).push(r); });
+    var envs = Object.keys(byEnv).sort();
+    var charts = {};
+    holder.querySelectorAll(".chart").forEach(function (chart) {
+      if (envs.indexOf(chart.dataset.env) >= 0) charts[chart.dataset.env] = chart;
+      else { Plotly.purge(chart.lastChild); chart.remove(); }
+    });
+    var empty = holder.querySelector("p");
+    if (empty) empty.remove();
+    if (!envs.length) holder.appendChild(el("p", { text: "no ticked run logs " + metric }));
+    envs.forEach(function (env) {
+      var chart = charts[env];
+      if (!chart) {
+        chart = el("div", { class: "chart", "data-env": env }, [
+          el("h3", { text: env }), el("div", { class: "plot curves", "data-env": env })]);
+      }
+      holder.appendChild(chart); // in env order
+      var traces = byEnv[env].map(function (r) {
         // Epochs in which no episode ended log no env stats (null): bridge those gaps.
         return { type: "scatter", mode: "lines+markers", name: r.id, x: r[x],
           y: r.metrics[metric], connectgaps: true, marker: { size: 4 } };
       });
-    var layout = {
-      margin: { t: 20, r: 10, b: 45, l: 60 },
-      xaxis: { title: { text: x === "step" ? "agent steps" : "training wall time (s)" } },
-      yaxis: { title: { text: metric } },
-      legend: { orientation: "h", y: -0.2 },
-    };
-    Plotly.react("curves", traces, layout, PLOT_CONFIG);
+      var layout = {
+        // A redraw may hand Plotly.react the very arrays it drew (a filter turned off and on):
+        // a new datarevision makes it recompute the ranges; uirevision keeps a zoom.
+        datarevision: ++state.revision, uirevision: env,
+        margin: { t: 10, r: 10, b: 45, l: 60 },
+        xaxis: { title: { text: x === "step" ? "agent steps" : "training wall time (s)" } },
+        yaxis: { title: { text: metric } },
+        legend: { orientation: "h", y: -0.25, yanchor: "top" },
+      };
+      Plotly.react(chart.lastChild, traces, layout, PLOT_CONFIG);
+    });
   }
 
   function diffText(diff, limit) {
@@ -112,7 +165,7 @@ var pufferDashboard = (function () {
   }
 
   function drawTable() {
-    var rows = state.data.runs.map(function (r) {
+    var rows = state.data.runs.filter(shownEnv).map(function (r) {
       var box = el("input", { type: "checkbox" });
       box.checked = state.chosen.has(r.id);
       box.addEventListener("click", function (event) {
@@ -192,7 +245,8 @@ var pufferDashboard = (function () {
       var params = el("div", { class: "params" });
       holder.append(
         el("h3", { text: sweep.id + ": " + sweep.goal + " " + sweep.metric + ", " +
-          sweep.points.length + " runs, " + sweep.failed + " failed" }),
+          sweep.points.length + " runs, " + sweep.failed + " failed; searched by " +
+          COST_LABELS[sweep.cost] }),
         plot, info, params);
       if (sweep.error) {
         info.textContent = "store unreadable: " + sweep.error;
@@ -212,32 +266,48 @@ var pufferDashboard = (function () {
       .join("<br>");
   }
 
+  // The cost a sweep is drawn against: the one chosen above, else the one it searched by.
+  function costKind(sweep) {
+    return document.getElementById("cost").value || sweep.cost;
+  }
+
   function drawSweep(sweep, plot, info) {
+    var kind = costKind(sweep);
+    // A store from before CPU time and steps were recorded has none for its runs.
+    var shown = sweep.points.map(function (p, i) { return i; })
+      .filter(function (i) { return sweep.points[i].costs[kind] !== null; });
     var pts = sweep.points;
-    var front = sweep.front.map(function (i) { return pts[i]; });
+    var front = sweep.fronts[kind];
+    var cost = function (i) { return pts[i].costs[kind]; };
+    var score = function (i) { return pts[i].score; };
+    var text = function (i) { return paramText(pts[i]); };
+    var hover = COST_LABELS[kind] + " %{x:.4g}<br>score %{y:.4g}<br>%{text}";
     var all = {
       type: "scatter", mode: "markers", name: "runs",
-      x: pts.map(function (p) { return p.cost; }), y: pts.map(function (p) { return p.score; }),
-      customdata: pts.map(function (p, i) { return i; }), text: pts.map(paramText),
-      hovertemplate: "cost %{x:.3g}<br>score %{y:.4g}<br>%{text}<extra>run %{customdata}</extra>",
+      x: shown.map(cost), y: shown.map(score), customdata: shown, text: shown.map(text),
+      hovertemplate: hover + "<extra>run %{customdata}</extra>",
       marker: { color: "#457b9d", size: 8, opacity: 0.7 },
     };
     var pareto = {
       type: "scatter", mode: "lines+markers", name: "Pareto front", line: { shape: "hv" },
-      x: front.map(function (p) { return p.cost; }), y: front.map(function (p) { return p.score; }),
-      customdata: sweep.front, text: front.map(paramText),
-      hovertemplate: "cost %{x:.3g}<br>score %{y:.4g}<br>%{text}<extra>front</extra>",
+      x: front.map(cost), y: front.map(score), customdata: front, text: front.map(text),
+      hovertemplate: hover + "<extra>front</extra>",
       marker: { color: "#e63946", size: 11, symbol: "diamond" },
     };
+    var missing = pts.length - shown.length;
     var layout = {
       margin: { t: 20, r: 10, b: 45, l: 60 },
-      xaxis: { title: { text: "cost (s)" } }, yaxis: { title: { text: sweep.metric } },
+      xaxis: { title: { text: COST_LABELS[kind] + (missing ? " (" + missing +
+        " runs of an older store record none)" : "") } },
+      yaxis: { title: { text: sweep.metric } },
     };
+    plot.dataset.cost = kind;
     Plotly.newPlot(plot, [all, pareto], layout, PLOT_CONFIG).then(function () {
       plot.on("plotly_click", function (event) {
         var point = pts[event.points[0].customdata];
         var parts = [el("span", { text: "run " + point.run_id + ": score " + fmt(point.score) +
-          ", cost " + fmt(point.cost) + "; " + Object.keys(point.params).map(function (k) {
+          ", " + COST_LABELS[kind] + " " + fmt(point.costs[kind]) + "; " +
+          Object.keys(point.params).map(function (k) {
             return k + "=" + fmt(point.params[k]);
           }).join(", ") + " " })];
         if (point.run) parts.push(el("a", { href: "#run-" + point.run, text: "open run",

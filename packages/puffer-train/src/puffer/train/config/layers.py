@@ -48,6 +48,7 @@ from puffer.train.config.values import (
     parse_overrides,
 )
 from puffer.train.config.whole import FIELD_KINDS, SWEEP_OPTIONS, Config, checked, known_kind
+from puffer.train.pufferlib_ini import read_pufferlib_ini
 from puffer.vector import default_num_workers
 
 __all__ = ["DEFAULT_TOML", "SECTIONS", "env_defaults", "load_config"]
@@ -357,7 +358,11 @@ def load_config(
     layers.ship()
     if config_file is not None:
         path = Path(config_file)
-        layers.apply_file(_read(path, str(path)), str(path))
+        if path.suffix == ".ini":  # PufferLib's own config, in our keys
+            ini = read_pufferlib_ini(
+                path, env_name, layers.env_keys(), closed_env=hasattr(creator, "config_class")
+            )
+        layers.apply_file(ini if path.suffix == ".ini" else _read(path, str(path)), str(path))
     for override in parse_overrides(overrides):
         layers.apply_override(override)
     return layers.build()

@@ -70,6 +70,16 @@ def test_pufferlib4_breakout_ini_resolves_to_our_breakout_toml() -> None:
     }
 
 
+def test_pufferlib3_adam_keys_follow_its_optimizer(tmp_path: Path) -> None:
+    path = tmp_path / "adam.ini"
+    path.write_text("[train]\noptimizer = adam\nadam_beta1 = 0.8\nadam_eps = 1e-5\n")
+    train = _quiet_load("breakout", path).train
+    assert (train.optimizer, train.adam_beta1, train.adam_eps) == ("adam", 0.8, 1e-5)
+    path.write_text("[train]\nadam_beta1 = 0.8\n")  # 3.0's default optimizer is Muon
+    train = _quiet_load("breakout", path).train
+    assert (train.muon_momentum, train.muon_momentum_rule) == (0.8, "average")
+
+
 def test_keys_that_change_nothing_trained_are_named_with_why() -> None:
     with pytest.warns(PufferLibKeysNotRead) as caught:
         load_config("breakout", PL4_BREAKOUT)

@@ -141,7 +141,7 @@ _V3: dict[tuple[str, str], _Rule] = {
     ("train", "update_epochs"): _To(
         "train", "update_epochs", also=(("train", "replay_ratio", 0.0),)
     ),
-    ("train", "optimizer"): _Only(("muon", "adam"), "ours has Muon and Adam"),
+    ("train", "optimizer"): _To("train", "optimizer"),
     ("train", "precision"): _Only(
         ("float32",),
         "its autocast of the whole policy; ours computes only the encoder in bfloat16 "

@@ -153,3 +153,17 @@ def test_trainer_guide_kernel_example_runs() -> None:
     namespace: dict = {}
     exec(compile(block, "trainer.md", "exec"), namespace)
     assert namespace["adv"].shape == (4, 8) and float(namespace["probs"].sum()) == pytest.approx(1)
+
+
+def test_readmes_say_how_to_install_a_cpu_torch() -> None:
+    """Issue 61 item 9: a CPU box need not download 5.5 GB of CUDA wheels. The line is uv's,
+    with options this uv has (PyTorch's index itself is unreachable from the test machines)."""
+    line = "uv pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    for readme in ("README.md", "packages/puffer-cli/README.md"):
+        text = " ".join((ROOT / readme).read_text().split())
+        assert line in text and "--torch-backend cpu" in text, readme
+    options = subprocess.run(
+        ["uv", "help", "pip", "install", "--no-pager"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "--index-url <INDEX_URL>" in options
+    assert re.search(r"--torch-backend <TORCH_BACKEND>\s+The backend[^`]*`cpu`", options)

@@ -13,8 +13,10 @@ import pytest
 import puffer.ocean.build
 from puffer.core import APIUsageError, EnvNotFoundError
 from puffer.ocean.build import (
+    BUILD_ENV,
     SANITIZER_OPTIONS,
     asan_runtime,
+    build_command,
     check_ocean_env,
     ocean_source_dir,
     run_build,
@@ -52,6 +54,16 @@ def test_only_this_packages_envs_are_built() -> None:
         check_ocean_env("gym-CartPole-v1")
     with pytest.raises(EnvNotFoundError):
         check_ocean_env("breakoutt")
+
+
+def test_the_optimized_build_installs_as_uv_sync_does() -> None:
+    """No `-C` config settings: uv records them with the install (uv_build.json), and `uv sync`
+    / `uv run`, which pass none, would take the install for a stale one and build it again
+    (issue 61 item 4). The settings go by scikit-build-core's environment variables instead."""
+    command = build_command(ocean_source_dir())
+    assert not {"-C", "--config-setting", "--config-settings"} & set(command), command
+    assert command[-2:] == ["-e", str(ocean_source_dir())]
+    assert BUILD_ENV == {"SKBUILD_BUILD_VERBOSE": "true", "PUFFER_SANITIZE": "OFF"}
 
 
 def test_the_sanitizer_build_lives_in_the_checkout(tmp_path: Path) -> None:

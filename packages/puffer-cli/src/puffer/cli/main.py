@@ -1,7 +1,8 @@
 """The `puffer` command: a typer app whose subcommands live in `puffer.cli.commands`.
 
 `main()` is the console-script entry point. It sets up process-wide behaviour (signals, warning
-display, pygame's banner) before running the app; importing this module changes nothing.
+display, pygame's banner) before running the app; importing this module changes nothing but
+the layout of typer's help option tables (`puffer.cli.helptable`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import warnings
 from typing import TextIO
 
 import typer
+import typer.rich_utils
 
 from puffer.cli import __version__
 from puffer.cli.commands import (
@@ -26,8 +28,11 @@ from puffer.cli.commands import (
     sweep,
     train,
 )
+from puffer.cli.helptable import OptionsTable
 
 __all__ = ["app", "main"]
+
+typer.rich_utils.Table = OptionsTable  # type: ignore[misc]  # two columns: names, then help
 
 app = typer.Typer(
     name="puffer",

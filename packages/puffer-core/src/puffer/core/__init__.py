@@ -22,6 +22,7 @@ from puffer.core.registry import (
     env_creator,
     gym_creator,
     make,
+    ours_for_pufferlib_name,
     registered_envs,
     resolve_gym_id,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "mask_width",
     "nativize",
     "observation_layout",
+    "ours_for_pufferlib_name",
     "random_actions",
     "registered_envs",
     "resolve_gym_id",

@@ -58,6 +58,7 @@ __all__ = [
     "env_package",
     "gym_creator",
     "make",
+    "ours_for_pufferlib_name",
     "registered_envs",
     "resolve_gym_id",
 ]
@@ -105,13 +106,24 @@ def _known_names() -> list[str]:
     ]
 
 
+def ours_for_pufferlib_name(name: str) -> str | None:
+    """Our name for PufferLib's `puffer_<env>` (`puffer_breakout` -> `breakout`), when no env
+    is registered as `name` itself and one is as `<env>`; else None."""
+    ours = name.removeprefix("puffer_")
+    if ours == name:
+        return None
+    entries = _entries()
+    return ours if name not in entries and ours in entries else None
+
+
 def env_creator(name: str) -> Callable[..., PufferEnv]:
-    """Resolve `name` to a callable `creator(buf=None, **kwargs) -> PufferEnv`.
+    """Resolve `name` to a callable `creator(buf=None, **kwargs) -> PufferEnv`; PufferLib's
+    `puffer_<env>` names resolve to ours (`ours_for_pufferlib_name`).
 
     Raises:
         EnvNotFoundError: no installed package registers `name`; the message lists close names.
     """
-    entry = _entries().get(name)
+    entry = _entries().get(ours_for_pufferlib_name(name) or name)
     if entry is not None:
         return entry[1]()
     if name.startswith(GYM_PREFIX) and resolve_gym_id(name[len(GYM_PREFIX) :]):

@@ -34,6 +34,7 @@ from puffer.core import APIUsageError, env_creator, registered_envs
 from puffer.core.registry import env_package
 
 __all__ = [
+    "BUILD_ENV",
     "OCEAN",
     "QUIET_S",
     "SANITIZER_OPTIONS",
@@ -60,6 +61,10 @@ SANITIZER_OPTIONS = {
     "ASAN_OPTIONS": "detect_leaks=0",
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
 }
+# The optimized build's settings, through scikit-build-core's environment variables rather than
+# `-C` config settings: uv records those with the install (uv_build.json) and `uv sync`, which
+# passes none, then takes the install for a stale one and builds it again.
+BUILD_ENV = {"SKBUILD_BUILD_VERBOSE": "true", "PUFFER_SANITIZE": "OFF"}
 # Lines of a failed build's log shown with its error.
 _TAIL_LINES = 60
 
@@ -107,11 +112,10 @@ def _uv() -> str:
 
 
 def build_command(source: Path) -> list[str]:
-    """The reinstall of the editable checkout at `source`: optimized, verbose (so the compile
-    steps can be shown)."""
+    """The reinstall of the editable checkout at `source`, as `uv sync` installs it: run with
+    `BUILD_ENV` (optimized, verbose so the compile steps can be shown)."""
     return [_uv(), "pip", "install", "-v", "--python", sys.executable, "--no-deps",
-            "--reinstall", "-C", "build.verbose=true", "-C",
-            "cmake.define.PUFFER_SANITIZE=OFF", "-e", str(source)]  # fmt: skip
+            "--reinstall", "-e", str(source)]  # fmt: skip
 
 
 def sanitized_build_command(source: Path) -> list[str]:

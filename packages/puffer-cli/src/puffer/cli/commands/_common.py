@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,11 +18,18 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from puffer.core import EnvNotFoundError, MissingPackageError, PufferError, registered_envs
+from puffer.core import (
+    EnvNotFoundError,
+    MissingPackageError,
+    PufferError,
+    ours_for_pufferlib_name,
+    registered_envs,
+)
 from puffer.sweep.errors import SweepError
 from puffer.train.config import Config, ConfigError, load_config
 from puffer.train.limits import check_limits
 from puffer.train.paths import check_name
+from puffer.train.pufferlib_ini import PufferLibKeysNotRead
 
 __all__ = [
     "CONFIG_OPTION",
@@ -33,6 +41,7 @@ __all__ = [
     "console",
     "err_console",
     "logging_overrides",
+    "ours_for_a_pufferlib_name",
     "reported_errors",
     "resolve_config",
 ]
@@ -48,7 +57,8 @@ OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}
 CONFIG_OPTION = typer.Option(
     None,
     "--config",
-    help="A TOML file layered over the env's shipped config (same sections and keys).",
+    help="A TOML file layered over the env's shipped config (same sections and keys), or a "
+    "PufferLib 3.0/4.0 .ini (its keys mapped to ours; what has no counterpart is refused).",
 )
 
 PROGRESS_OPTION = typer.Option(
@@ -108,6 +118,16 @@ def reported_errors() -> Iterator[None]:
         raise typer.Exit(2) from error
 
 
+def ours_for_a_pufferlib_name(name: str) -> str:
+    """The ENV argument's callback: PufferLib's `puffer_<env>` is our `<env>`, said in a note
+    on stderr (where it leaves a command's output, e.g. `puffer config`'s TOML, as it is)."""
+    ours = ours_for_pufferlib_name(name)
+    if ours is None:
+        return name
+    err_console.print(f"note: {name} is PufferLib's name for {ours}; using {ours}", markup=False)
+    return ours
+
+
 def _known_env_error(name: str, error: EnvNotFoundError) -> EnvNotFoundError:
     """The registry's error, plus the puffer envs loosely close to `name` where the registry
     found no close name itself (one list of names per message, and only related ones)."""
@@ -153,10 +173,12 @@ def resolve_config(
     Raises:
         EnvNotFoundError, ConfigError, SweepConfigError: bad input, before anything is created.
     """
-    if config_file is not None:
+    if config_file is not None and config_file.suffix != ".ini":  # the .ini reader checks its own
         _check_config_file(config_file)
     try:
-        resolved = load_config(env, config_file, args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PufferLibKeysNotRead)
+            resolved = load_config(env, config_file, args)
     except MissingPackageError:
         raise  # it names the import to fix; other env names would only mislead
     except EnvNotFoundError as error:
@@ -164,6 +186,13 @@ def resolve_config(
         if known is error:
             raise
         raise known from error
+    for warning in caught:  # a PufferLib .ini's keys that change nothing trained here
+        if isinstance(warning.message, PufferLibKeysNotRead):
+            err_console.print(f"note: {warning.message}", markup=False)
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     check_limits(resolved)
     if host:
         resolved.train.check_host()

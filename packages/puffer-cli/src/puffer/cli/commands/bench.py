@@ -14,6 +14,7 @@ from puffer.cli.commands._common import (
     OVERRIDES,
     OVERRIDES_EPILOG,
     console,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -53,7 +54,9 @@ def measure_sps(vecenv, seconds: float, repeats: int, seed: int) -> list[float]:
 
 def bench(
     ctx: typer.Context,
-    env: str = typer.Argument(..., help="Env name, e.g. breakout."),
+    env: str = typer.Argument(
+        ..., help="Env name, e.g. breakout.", callback=ours_for_a_pufferlib_name
+    ),
     config: Path | None = CONFIG_OPTION,
     seconds: float = typer.Option(2.0, "--seconds", min=0.01, help="Length of one timed window."),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Timed windows; the median is shown."),

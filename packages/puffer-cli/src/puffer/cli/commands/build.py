@@ -25,6 +25,7 @@ import typer
 from puffer.cli.commands._common import OVERRIDES, console, reported_errors
 from puffer.core import APIUsageError
 from puffer.ocean.build import (
+    BUILD_ENV,
     OCEAN,
     SANITIZE_DIR,
     asan_runtime,
@@ -70,7 +71,8 @@ def build(
         def quiet(doing: str) -> None:
             say(f"  ... {doing} ({duration(time.monotonic() - start)} so far)")
 
-        run_build(command, what, dict(os.environ), source / "build", say, quiet)
+        environ = {**os.environ, **({} if debug else BUILD_ENV)}
+        run_build(command, what, environ, source / "build", say, quiet)
         if debug:
             module = extract_module(source / SANITIZE_DIR)
     if debug:

@@ -15,6 +15,7 @@ from puffer.cli.commands._common import (
     OVERRIDES_EPILOG,
     TRUST_CHECKPOINT_OPTION,
     console,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -33,7 +34,9 @@ __all__ = ["evaluate", "register"]
 
 def evaluate(
     ctx: typer.Context,
-    env: str = typer.Argument(..., help="Env name, e.g. breakout."),
+    env: str = typer.Argument(
+        ..., help="Env name, e.g. breakout.", callback=ours_for_a_pufferlib_name
+    ),
     config: Path | None = CONFIG_OPTION,
     load_model_path: str = typer.Option(
         "latest",

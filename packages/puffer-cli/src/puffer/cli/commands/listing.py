@@ -16,6 +16,7 @@ from puffer.cli.commands._common import (
     OVERRIDES,
     OVERRIDES_EPILOG,
     console,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -122,7 +123,7 @@ def _family_table() -> Table | None:
 
 def show_config(
     ctx: typer.Context,
-    env: str,
+    env: str = typer.Argument(..., callback=ours_for_a_pufferlib_name),
     config: Path | None = CONFIG_OPTION,
     keys: bool = typer.Option(
         False, "--keys", help="A table of every key: its flag, value, type and meaning."

@@ -14,6 +14,7 @@ from puffer.cli.commands._common import (
     OVERRIDES_EPILOG,
     TRUST_CHECKPOINT_OPTION,
     console,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -37,7 +38,9 @@ __all__ = ["play", "register"]
 
 def play(
     ctx: typer.Context,
-    env: str = typer.Argument(..., help="Ocean env name, e.g. breakout."),
+    env: str = typer.Argument(
+        ..., help="Ocean env name, e.g. breakout.", callback=ours_for_a_pufferlib_name
+    ),
     config: Path | None = CONFIG_OPTION,
     load_model_path: str | None = typer.Option(
         None,

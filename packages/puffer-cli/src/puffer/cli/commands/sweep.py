@@ -31,6 +31,7 @@ from puffer.cli.commands._common import (
     WANDB_OPTION,
     console,
     logging_overrides,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -144,7 +145,9 @@ def _print_summary(summary: SweepSummary, store: Path) -> None:
 
 def sweep(
     ctx: typer.Context,
-    env: str = typer.Argument(..., help="Env name, e.g. cartpole."),
+    env: str = typer.Argument(
+        ..., help="Env name, e.g. cartpole.", callback=ours_for_a_pufferlib_name
+    ),
     config: Path | None = CONFIG_OPTION,
     name: str = typer.Option(
         "", "--name", help="Sweep name; an existing name resumes that sweep. Default: a timestamp."

@@ -18,6 +18,7 @@ from puffer.cli.commands._common import (
     WANDB_OPTION,
     console,
     logging_overrides,
+    ours_for_a_pufferlib_name,
     reported_errors,
     resolve_config,
 )
@@ -33,7 +34,9 @@ __all__ = ["register", "resume_command", "score_words", "train"]
 
 def train(
     ctx: typer.Context,
-    env: str = typer.Argument(..., help="Env name, e.g. breakout or gym-CartPole-v1."),
+    env: str = typer.Argument(
+        ..., help="Env name, e.g. breakout or gym-CartPole-v1.", callback=ours_for_a_pufferlib_name
+    ),
     config: Path | None = CONFIG_OPTION,
     dashboard: bool = typer.Option(
         True,

@@ -46,6 +46,7 @@ from puffer.train.config.fields import (
 from puffer.train.config.sections import FIELD_KINDS, SWEEP_OPTIONS, TYPED_SECTIONS, known_kind
 from puffer.train.config.sources import config_sources, source_origin
 from puffer.train.config.whole import Config
+from puffer.train.pufferlib_ini import read_pufferlib_ini
 from puffer.vector import default_num_workers
 
 __all__ = [
@@ -374,7 +375,14 @@ def load_config(
         layers.apply_file(_read(source, origin), origin, note=note)
     layers.ship()
     if config_file is not None:
-        layers.apply_file(read_config_file(config_file), str(config_file))
+        if Path(config_file).suffix == ".ini":  # PufferLib's own config, in our keys
+            closed = hasattr(creator, "config_class")
+            layer = read_pufferlib_ini(
+                Path(config_file), env_name, layers.env_keys(), closed_env=closed
+            )
+        else:
+            layer = read_config_file(config_file)
+        layers.apply_file(layer, str(config_file))
     for override in parse_overrides(overrides):
         layers.apply_override(override)
     return layers.build()

@@ -128,3 +128,19 @@ def test_clang_format() -> None:
         text=True,
     )
     assert result.returncode == 0, "run clang-format -i on:\n" + result.stderr[-4000:]
+
+
+@pytest.mark.parametrize("native", ["kernels", "packages/puffer-ocean"])
+def test_uv_rebuilds_a_native_package_when_its_sources_change(native: str) -> None:
+    """A stale extension loaded against changed ctypes bindings crashes (a segfault, not an
+    error): every C/C++/CUDA source and the build files must be among uv's cache keys."""
+    root = ROOT / native
+    keys = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["uv"]["cache-keys"]
+    globs = [key["file"] for key in keys]
+    keyed = {path for glob in globs for path in root.glob(glob) if path.is_file()}
+    native_sources = {
+        root / "CMakeLists.txt",
+        *(p for p in (root / "csrc").rglob("*") if p.is_file()),
+    }
+    missing = sorted(str(p.relative_to(root)) for p in native_sources - keyed)
+    assert "pyproject.toml" in globs and not missing, missing

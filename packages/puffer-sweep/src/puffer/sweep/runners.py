@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from puffer.sweep.errors import SweepConfigError
+from puffer.sweep.errors import SweepConfigError, SweepHalted
 from puffer.sweep.space import Params
 
 __all__ = [
@@ -67,6 +67,8 @@ class Outcome:
     curve: list[tuple[float, float, float]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    # The objective raised `SweepHalted`: `error` is its message, and the run is not recorded.
+    halted: bool = False
 
     @property
     def failed(self) -> bool:
@@ -79,6 +81,8 @@ def _execute(objective: Objective, params: Params) -> Outcome:
     start = time.perf_counter()
     try:
         result = objective(dict(params))
+    except SweepHalted as halted:
+        return Outcome(None, time.perf_counter() - start, error=str(halted), halted=True)
     except Exception:
         return Outcome(None, time.perf_counter() - start, error=traceback.format_exc())
     elapsed = time.perf_counter() - start

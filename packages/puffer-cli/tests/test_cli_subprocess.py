@@ -362,25 +362,15 @@ def test_any_puffer_command_removes_the_blocks_of_a_killed_process_group(tmp_pat
     assert result["live"], "a live vectorizer's blocks were removed"
 
 
-# A short run with a checkpoint at every epoch, which the tests below go on from.
+# The run id and checkpoints of the suite's `trained_cartpole` run, which the tests below go on from.
 RUN_R1 = ["--train.run-id", "r1", "--train.checkpoint-interval", "1"]
 
 
-@pytest.fixture(scope="module")
-def trained_r1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`experiments/cartpole/r1/` of a finished 1,024-step run (copy it before changing it)."""
-    where = tmp_path_factory.mktemp("r1")
-    args = ["train", "cartpole", "--no-dashboard", *TINY, *RUN_R1]
-    first = puffer(*args, "--train.total-timesteps", "1024", cwd=where)
-    assert first.returncode == 0, first.stdout + first.stderr
-    return where / "experiments" / "cartpole" / "r1"
-
-
 def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(
-    tmp_path: Path, trained_r1: Path
+    tmp_path: Path, trained_cartpole: Path
 ) -> None:
     run_dir = tmp_path / "experiments" / "cartpole" / "r1"
-    shutil.copytree(trained_r1, run_dir)
+    shutil.copytree(trained_cartpole, run_dir)
     before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "metrics.jsonl")}
     again = puffer("train", "cartpole", "--no-dashboard", *TINY, *RUN_R1, cwd=tmp_path)
     assert again.returncode == 2
@@ -462,7 +452,7 @@ def _no_space(result: dict, where: str) -> None:
 
 @needs_namespaces
 def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
-    tmp_path: Path, trained_r1: Path
+    tmp_path: Path, trained_cartpole: Path
 ) -> None:
     data = tmp_path / "data"
     train = [*PUFFER, "train", "cartpole", "--no-dashboard", *TINY, *RUN_R1,
@@ -470,7 +460,7 @@ def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
              "--train.resume", "true"]  # fmt: skip
     # Not a byte left: the run dir's config.json cannot be written. Then room for config.json
     # and a few metrics rows, not for a checkpoint.
-    first, *results = _on_a_full_disk(data, trained_r1, 0, train, 16384, train)
+    first, *results = _on_a_full_disk(data, trained_cartpole, 0, train, 16384, train)
     checkpoint = "cartpole/r1/checkpoint.pt"
     for result, where in zip(results, ("config.json", "checkpoint.pt"), strict=True):
         _no_space(result, f"{data}/cartpole/r1/{where}")
@@ -480,12 +470,12 @@ def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
 
 @needs_namespaces
 def test_eval_on_a_full_disk_is_one_line_exit_2_and_keeps_the_old_video(
-    tmp_path: Path, trained_r1: Path
+    tmp_path: Path, trained_cartpole: Path
 ) -> None:
     data = tmp_path / "data"
     run = data / "cartpole" / "r1"
     old = tmp_path / "trained"
-    shutil.copytree(trained_r1, old / "r1")
+    shutil.copytree(trained_cartpole, old / "r1")
     (old / "r1" / "eval.gif").write_bytes(b"GIF89a an old video")
     evaluate = [*PUFFER, "eval", "cartpole", "--load-model-path", str(run), "--max-steps", "20"]
     elsewhere = [*evaluate, "--video", str(data / "mine.gif")]
@@ -498,7 +488,7 @@ def test_eval_on_a_full_disk_is_one_line_exit_2_and_keeps_the_old_video(
 
 @needs_namespaces
 def test_sweep_on_a_full_disk_is_one_line_exit_2_and_its_store_stays_whole(
-    tmp_path: Path, trained_r1: Path
+    tmp_path: Path, trained_cartpole: Path
 ) -> None:
     data = tmp_path / "data"
     sweep = [*PUFFER, "sweep", "cartpole", "--name", "s", *TINY, "--train.total-timesteps",
@@ -507,7 +497,7 @@ def test_sweep_on_a_full_disk_is_one_line_exit_2_and_its_store_stays_whole(
     # is stored; then room for config.toml and a run's first files only: that run is no fault
     # of its params, so the sweep stops rather than record it (and every run after) as failed.
     first, full, one, halted = _on_a_full_disk(
-        data, trained_r1, 0, [*sweep, "1"], 200_000, [*sweep, "1"], 16384, [*sweep, "2"]
+        data, trained_cartpole, 0, [*sweep, "1"], 200_000, [*sweep, "1"], 16384, [*sweep, "2"]
     )
     _no_space(full, f"{data}/cartpole/sweep-s/config.toml")
     assert set(full["files"]) == set(first["files"])

@@ -202,6 +202,8 @@ def train(
 
     Raises:
         TrainingInterrupted: a signal stopped the run (after checkpointing it).
+        WorkerError: a vectorizer worker died or hung; once an update has finished, the last
+            one is checkpointed first and the message says where.
         APIUsageError: `config` given with `config_file` or `overrides`, or those given with
             a vecenv (they resolve an env name's config).
         ConfigError: a bad key or value in `config_file` or `overrides`.

@@ -1,5 +1,6 @@
-"""Suite-wide setup: one torch thread per test process, the slow modules scheduled first, and a
-fixture that imports a script of `benchmarks/`.
+"""Suite-wide setup: one torch thread per test process, the slow modules scheduled first, a
+fixture that imports a script of `benchmarks/`, and one tiny trained run that the CLI tests
+needing only a checkpoint share (`trained_cartpole`).
 
 The suite runs in two xdist workers on the 2-core machines it is tested on, so the trainer's
 auto thread count (`train.torch_threads = 0`: every core) would oversubscribe them. It honours
@@ -14,6 +15,8 @@ therefore collected first, longest-first scheduling in its simplest form.
 
 import importlib.util
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -46,3 +49,22 @@ def benchmark_script() -> Callable[[str], ModuleType]:
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def trained_cartpole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`experiments/cartpole/r1/` of a finished 1,024-step `puffer train cartpole` (8 envs,
+    horizon 16, a checkpoint every epoch), trained once per test process for every test that
+    only needs a checkpoint: copy it before changing it."""
+    where = tmp_path_factory.mktemp("trained-cartpole")
+    script = shutil.which("puffer", path=str(Path(sys.executable).parent))
+    puffer = [script] if script else [sys.executable, "-m", "puffer.cli"]
+    done = subprocess.run(
+        [*puffer, "train", "cartpole", "--no-dashboard", "--train.horizon", "16",
+         "--train.minibatch-size", "128", "--train.device", "cpu", "--env.num-envs", "8",
+         "--train.checkpoint-interval", "1", "--train.run-id", "r1",
+         "--train.total-timesteps", "1024"],
+        cwd=where, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return where / "experiments" / "cartpole" / "r1"

@@ -271,25 +271,106 @@ def _exited(pid: int) -> bool:
     return False
 
 
-# A short run with a checkpoint at every epoch, which the tests below go on from.
+def test_a_killed_worker_checkpoints_the_last_finished_update_which_resumes(
+    tmp_path: Path,
+) -> None:
+    metrics = tmp_path / "experiments" / "cartpole" / "r1" / "metrics.jsonl"
+
+    def two_epochs(workers: list[int]) -> bool:
+        return metrics.is_file() and metrics.read_bytes().count(b"\n") >= 2
+
+    # No periodic checkpoint within the run (every 1,000 epochs or 5 minutes): all it trained
+    # is in the one the worker's death writes, or lost.
+    args = ["--train.run-id", "r1", "--train.checkpoint-interval", "1000"]
+    child, workers = _train_until(tmp_path, two_epochs, *args)
+    os.kill(workers[1], signal.SIGKILL)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 2, (child.returncode, out, err)
+    rows = read_jsonl(metrics)
+    last, batch = rows[-1]["step"], rows[0]["step"]
+    assert re.fullmatch(
+        rf"error: worker 1 \(pid {workers[1]}\) .* killed by SIGKILL .*; checkpoint "
+        rf"\S+/r1/checkpoint\.pt holds step {last:,}, the last finished update .*"
+        r"resume it with --train\.resume true\n",
+        err,
+    ), err
+    trainer = torch.load(metrics.with_name("checkpoint.pt"), weights_only=True)["trainer"]
+    assert (trainer["global_step"], trainer["epoch"]) == (last, len(rows))
+    more = ["--train.resume", "true", "--train.total-timesteps", str(last + 2 * batch)]
+    resumed = puffer("train", "cartpole", "--no-dashboard", *MULTIPROCESSING, *args, *more,
+                     cwd=tmp_path)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert [row["step"] for row in read_jsonl(metrics)] == list(
+        range(batch, last + 2 * batch + 1, batch)
+    )
+
+
+def _namespaces_work() -> bool:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    probe = subprocess.run([unshare, "-rm", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+needs_namespaces = pytest.mark.skipif(
+    not _namespaces_work(), reason="needs `unshare -rm` to mount a tmpfs of its own"
+)
+
+
+# In a user + mount namespace of its own (`unshare -rm`) over a /dev/shm of its own, so that no
+# other process on the machine sweeps the blocks first: a live vectorizer, a `puffer train`
+# over 2 workers killed as a whole process group once it trains, then `puffer --version`. Prints the
+# killed run's blocks before and after, and whether the live one's are all there.
+SHM_SWEEP = """
+import glob, json, os, signal, subprocess, sys, time
+puffer, train = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/dev/shm"], check=True)
+from puffer.vector import Multiprocessing
+from puffer.vector.testing import DeterministicEnv
+def blocks(pid):
+    return sorted(os.path.basename(name) for name in glob.glob(f"/dev/shm/puffer-vec-{pid}-*"))
+live = Multiprocessing(DeterministicEnv, 2, num_workers=2)
+run = subprocess.Popen(
+    [*puffer, *train], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+)
+deadline = time.monotonic() + 240
+while not any(os.path.getsize(p) for p in glob.glob("experiments/cartpole/*/metrics.jsonl")):
+    assert run.poll() is None and time.monotonic() < deadline, run.stderr.read()
+    time.sleep(0.05)
+os.killpg(run.pid, signal.SIGKILL)  # kill -9 -PGID: the resource tracker dies too
+run.wait()
+killed = blocks(run.pid)
+listed = subprocess.run([*puffer, "--version"], capture_output=True, text=True)
+print(json.dumps({"killed": killed, "after": blocks(run.pid), "rc": listed.returncode,
+                  "live": all(os.path.exists(f"/dev/shm/{n}") for n in live.shm_names)}))
+live.close()
+"""
+
+
+@needs_namespaces
+def test_any_puffer_command_removes_the_blocks_of_a_killed_process_group(tmp_path: Path) -> None:
+    train = ["train", "cartpole", "--no-dashboard", *MULTIPROCESSING]
+    done = subprocess.run(
+        ["unshare", "-rm", sys.executable, "-c", SHM_SWEEP, json.dumps(PUFFER), json.dumps(train)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert len(result["killed"]) >= 8, result  # the 6 arrays of the buffer, flags, heartbeats
+    assert result["rc"] == 0 and result["after"] == [], result
+    assert result["live"], "a live vectorizer's blocks were removed"
+
+
+# The run id and checkpoints of the suite's `trained_cartpole` run, which the tests below go on from.
 RUN_R1 = ["--train.run-id", "r1", "--train.checkpoint-interval", "1"]
 
 
-@pytest.fixture(scope="module")
-def trained_r1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`experiments/cartpole/r1/` of a finished 1,024-step run (copy it before changing it)."""
-    where = tmp_path_factory.mktemp("r1")
-    args = ["train", "cartpole", "--no-dashboard", *TINY, *RUN_R1]
-    first = puffer(*args, "--train.total-timesteps", "1024", cwd=where)
-    assert first.returncode == 0, first.stdout + first.stderr
-    return where / "experiments" / "cartpole" / "r1"
-
-
 def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(
-    tmp_path: Path, trained_r1: Path
+    tmp_path: Path, trained_cartpole: Path
 ) -> None:
     run_dir = tmp_path / "experiments" / "cartpole" / "r1"
-    shutil.copytree(trained_r1, run_dir)
+    shutil.copytree(trained_cartpole, run_dir)
     before = {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "metrics.jsonl")}
     again = puffer("train", "cartpole", "--no-dashboard", *TINY, *RUN_R1, cwd=tmp_path)
     assert again.returncode == 2
@@ -307,24 +388,28 @@ def test_a_reused_run_id_is_refused_and_resume_skips_bad_metrics_lines(
     assert [row["step"] for row in read_jsonl(run_dir / "metrics.jsonl")][-1] == 2560
 
 
-# Mounts a 1 MB tmpfs in a user + mount namespace of its own (`unshare -rm`, no root needed),
-# fills it, and runs `puffer train` there; prints what each run returned.
+# Mounts a 1 MB tmpfs in a user + mount namespace of its own (`unshare -rm`, no root needed)
+# as the data dir, copies a trained run there, then takes each step: an int fills the disk
+# leaving that many bytes, a list runs that command. Prints, as JSON, every file under the
+# data dir (but the filler) with its sha256 before the first command and after each, and what
+# each command returned.
 DISK_FULL = """
 import hashlib, json, os, shutil, subprocess, sys
-data, puffer, args, trained = sys.argv[1], *map(json.loads, sys.argv[2:4]), sys.argv[4]
+data, trained, steps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", data], check=True)
 shutil.copytree(trained, os.path.join(data, "cartpole", "r1"))
-run = [*puffer, "train", "cartpole", "--no-dashboard", *args, "--train.data-dir", data]
-checkpoint = os.path.join(data, "cartpole", "r1", "checkpoint.pt")
-def digest():
-    with open(checkpoint, "rb") as file:
-        return hashlib.sha256(file.read()).hexdigest()
-def train(*args):
-    done = subprocess.run([*run, *args], capture_output=True, text=True)
-    return {"rc": done.returncode, "stderr": done.stderr, "checkpoint": digest()}
+filler = os.path.join(data, "filler")
+def files():
+    found = {}
+    for root, _, names in os.walk(data):
+        for name in names:
+            path = os.path.join(root, name)
+            if path != filler:
+                with open(path, "rb") as file:
+                    found[os.path.relpath(path, data)] = hashlib.sha256(file.read()).hexdigest()
+    return found
 def fill(leave):
     # One file takes the space; then `leave` bytes are given back.
-    filler = os.path.join(data, "filler")
     with open(filler, "ab", buffering=0) as file:
         try:
             while file.write(bytes(4096)):
@@ -332,43 +417,93 @@ def fill(leave):
         except OSError:
             pass
     os.truncate(filler, max(0, os.path.getsize(filler) - leave))
-results = {"trained": digest()}
-fill(0)  # not a byte left: the run dir's config.json cannot be written
-results["resume_full"] = train("--train.total-timesteps", "2048", "--train.resume", "true")
-fill(16384)  # room for config.json and a few metrics rows, not for a checkpoint
-results["save_full"] = train("--train.total-timesteps", "2048", "--train.resume", "true")
+results = [{"files": files()}]
+for step in steps:
+    if isinstance(step, int):
+        fill(step)
+        continue
+    done = subprocess.run(step, capture_output=True, text=True, cwd=data)
+    results.append({"rc": done.returncode, "stderr": done.stderr, "files": files()})
 print(json.dumps(results))
 """
 
 
-def _namespaces_work() -> bool:
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return False
-    probe = subprocess.run([unshare, "-rm", "true"], capture_output=True)
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not _namespaces_work(), reason="needs `unshare -rm` to mount a small tmpfs")
-def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
-    tmp_path: Path, trained_r1: Path
-) -> None:
-    data = tmp_path / "data"
+def _on_a_full_disk(data: Path, trained: Path, *steps: int | list[str]) -> list[dict]:
+    """`DISK_FULL`'s results: the files on the disk first, then each command's."""
     data.mkdir()
+    env = {key: value for key, value in os.environ.items() if "DISPLAY" not in key}
     done = subprocess.run(
-        ["unshare", "-rm", sys.executable, "-c", DISK_FULL, str(data), json.dumps(PUFFER),
-         json.dumps([*TINY, *RUN_R1]), str(trained_r1)],
-        capture_output=True, text=True, timeout=600,
+        ["unshare", "-rm", sys.executable, "-c", DISK_FULL, str(data), str(trained),
+         json.dumps(steps)],
+        capture_output=True, text=True, timeout=600, env={**env, "COLUMNS": "300"},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads(done.stdout)
-    for case, where in (("resume_full", "config.json"), ("save_full", "checkpoint.pt")):
-        result = results[case]
-        assert result["rc"] == 2, (case, result["stderr"])
-        assert result["stderr"].count("\n") == 1 and "Traceback" not in result["stderr"], case
-        assert re.match(
-            rf"error: cannot write {data}/cartpole/r1/{where}: .*; [\d.]+ k?B free on its disk",
-            result["stderr"],
-        ), (case, result["stderr"])
+    return json.loads(done.stdout)
+
+
+def _no_space(result: dict, where: str) -> None:
+    """One line, exit 2, naming the file that could not be written and the space left."""
+    assert result["rc"] == 2, result["stderr"]
+    assert result["stderr"].count("\n") == 1 and "Traceback" not in result["stderr"]
+    assert re.match(
+        rf"error: cannot write {where}: .*; [\d.]+ k?B free on its disk", result["stderr"]
+    ), result["stderr"]
+
+
+@needs_namespaces
+def test_a_full_disk_is_one_line_exit_2_and_the_checkpoint_survives(
+    tmp_path: Path, trained_cartpole: Path
+) -> None:
+    data = tmp_path / "data"
+    train = [*PUFFER, "train", "cartpole", "--no-dashboard", *TINY, *RUN_R1,
+             "--train.data-dir", str(data), "--train.total-timesteps", "2048",
+             "--train.resume", "true"]  # fmt: skip
+    # Not a byte left: the run dir's config.json cannot be written. Then room for config.json
+    # and a few metrics rows, not for a checkpoint.
+    first, *results = _on_a_full_disk(data, trained_cartpole, 0, train, 16384, train)
+    checkpoint = "cartpole/r1/checkpoint.pt"
+    for result, where in zip(results, ("config.json", "checkpoint.pt"), strict=True):
+        _no_space(result, f"{data}/cartpole/r1/{where}")
         # The run's last checkpoint is the one the trained run wrote, whole.
-        assert result["checkpoint"] == results["trained"], case
+        assert result["files"][checkpoint] == first["files"][checkpoint], where
+
+
+@needs_namespaces
+def test_eval_on_a_full_disk_is_one_line_exit_2_and_keeps_the_old_video(
+    tmp_path: Path, trained_cartpole: Path
+) -> None:
+    data = tmp_path / "data"
+    run = data / "cartpole" / "r1"
+    old = tmp_path / "trained"
+    shutil.copytree(trained_cartpole, old / "r1")
+    (old / "r1" / "eval.gif").write_bytes(b"GIF89a an old video")
+    evaluate = [*PUFFER, "eval", "cartpole", "--load-model-path", str(run), "--max-steps", "20"]
+    elsewhere = [*evaluate, "--video", str(data / "mine.gif")]
+    first, *results = _on_a_full_disk(data, old / "r1", 0, evaluate, elsewhere)
+    for result, where in zip(results, (run / "eval.gif", data / "mine.gif"), strict=True):
+        _no_space(result, str(where))
+        # Nothing lost, nothing left: the old video whole, no temp file.
+        assert result["files"] == first["files"], where
+
+
+@needs_namespaces
+def test_sweep_on_a_full_disk_is_one_line_exit_2_and_its_store_stays_whole(
+    tmp_path: Path, trained_cartpole: Path
+) -> None:
+    data = tmp_path / "data"
+    sweep = [*PUFFER, "sweep", "cartpole", "--name", "s", *TINY, "--train.total-timesteps",
+             "512", "--train.data-dir", str(data), "--sweep.max-runs"]  # fmt: skip
+    # Not a byte left: the sweep's config.toml cannot be written. Then room for one run, which
+    # is stored; then room for config.toml and a run's first files only: that run is no fault
+    # of its params, so the sweep stops rather than record it (and every run after) as failed.
+    first, full, one, halted = _on_a_full_disk(
+        data, trained_cartpole, 0, [*sweep, "1"], 200_000, [*sweep, "1"], 16384, [*sweep, "2"]
+    )
+    _no_space(full, f"{data}/cartpole/sweep-s/config.toml")
+    assert set(full["files"]) == set(first["files"])
+    assert one["rc"] == 0, one["stderr"]
+    run_file = r"(metrics\.jsonl|checkpoint\.pt)"
+    _no_space(halted, rf"{data}/cartpole/sweep-s/runs/cartpole/run-\w+/{run_file}")
+    assert "the same --name goes on from its store" in halted["stderr"]
+    store = "cartpole/sweep-s/sweep.jsonl"
+    assert halted["files"][store] == one["files"][store]  # the stored run, and nothing more

@@ -19,6 +19,7 @@ from puffer.sweep import (
     RunRecord,
     RunResult,
     SweepEvent,
+    SweepHalted,
     SweepStore,
     SweepStoreError,
     parse_sweep_config,
@@ -132,6 +133,58 @@ def test_sweep_failures_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> No
     stored = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()[1:]]
     assert [d["run_id"] for d in stored] == list(range(30))
     assert all(d["score"] is None for d in stored if d["status"] == "failed")
+
+
+def test_sweep_halted_by_its_objective_stops_with_that_run_unrecorded(tmp_path: Path) -> None:
+    calls = []
+
+    def objective(params: dict) -> RunResult:
+        calls.append(params)
+        if len(calls) == 3:
+            raise SweepHalted("cannot write run-3/checkpoint.pt: No space left on device")
+        return RunResult(score=params["x"], cost=1.0)
+
+    config = parse_sweep_config(SECTION)
+    path = tmp_path / "s.jsonl"
+    with pytest.raises(SweepHalted, match="No space left on device"):
+        run_sweep(objective, config, store=path)
+    # The two runs before it are stored; the halted one is not (a resume runs a new one).
+    assert [r.run_id for r in SweepStore(path).open(["x", "lr"])] == [0, 1]
+    assert len(run_sweep(lambda p: 1.0, config, store=path).runs) == 8
+
+
+# Appends a record under a file size limit (RLIMIT_FSIZE: writes past it fail with EFBIG, as a
+# full disk fails with ENOSPC) that leaves room for part of the line only.
+_FULL = """
+import resource, signal, sys
+from puffer.sweep import RunRecord, SweepStore, SweepStoreError
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+store = SweepStore(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+try:
+    store.append(RunRecord(1, {"x": 0.25}, 1.0, 2.0, error="e" * 4096))
+except SweepStoreError as error:
+    print(error)
+"""
+
+
+def test_sweep_store_append_on_a_full_disk_is_one_error_and_keeps_the_store_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    store = SweepStore(path)
+    store.open(["x"])
+    store.append(RunRecord(0, {"x": 0.5}, 1.0, 2.0))
+    before = path.read_bytes()
+    limit = str(len(before) + 100)
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL, str(path), limit], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"cannot append to {store!r}: File too large; it holds the ")
+    assert done.stdout.count("\n") == 1
+    assert path.read_bytes() == before
+    assert [r.run_id for r in store.open(["x"])] == [0]
 
 
 def test_sweep_minimize_ranks_low_scores_first() -> None:

@@ -257,6 +257,15 @@ def test_vector_orphan_sweep_tells_owners_by_pid_namespace_and_start_time(tmp_pa
     }
     for name in names:
         (tmp_path / name).write_bytes(b"")
+    # A gone owner's block that another user owns: /dev/shm is everyone's, and root may unlink
+    # any file there. (Only root can give a file away; as anyone else the case is left out.)
+    foreign = f"puffer-vec-{dead}-{namespace}-{start}-cd34-flags"
+    (tmp_path / foreign).write_bytes(b"")
+    try:
+        os.chown(tmp_path / foreign, os.getuid() + 1, -1)
+        names[foreign] = "kept"
+    except PermissionError:
+        (tmp_path / foreign).unlink()
     swept = sorted(name for name, fate in names.items() if fate == "swept")
     assert sorted(remove_orphaned_blocks(tmp_path)) == swept
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - set(swept))

@@ -1,8 +1,8 @@
 """The `puffer` command: a typer app whose subcommands live in `puffer.cli.commands`.
 
 `main()` is the console-script entry point. It sets up process-wide behaviour (signals, warning
-display, pygame's banner) before running the app; importing this module changes nothing but
-the layout of typer's help option tables (`puffer.cli.helptable`).
+display, pygame's banner, orphaned /dev/shm blocks swept) before running the app; importing this
+module changes nothing but the layout of typer's help option tables (`puffer.cli.helptable`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from puffer.cli.commands import (
     train,
 )
 from puffer.cli.helptable import OptionsTable
+from puffer.vector import remove_orphaned_blocks
 
 __all__ = ["app", "main"]
 
@@ -90,6 +91,10 @@ def main() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
     warnings.showwarning = _show_warning
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    # Shared-memory blocks of a killed process group (kill -9 of a job, an OOM kill of the tree)
+    # stay in /dev/shm, which is RAM, until someone unlinks them: every command does, for its
+    # user's blocks whose owner process is gone, so the next `puffer list` gives the RAM back.
+    remove_orphaned_blocks()
     try:
         code = app(standalone_mode=False)
     except typer.Abort:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from puffer.sweep.config import METHODS, SweepConfig, parse_sweep_config
 from puffer.sweep.driver import SweepEvent, SweepSummary, make_method, run_sweep
-from puffer.sweep.errors import SweepConfigError, SweepError, SweepStoreError
+from puffer.sweep.errors import SweepConfigError, SweepError, SweepHalted, SweepStoreError
 from puffer.sweep.methods import CurvePoint, Method, ParetoGenetic, Random, pareto_front
 from puffer.sweep.runners import (
     LocalRunner,
@@ -52,6 +52,7 @@ __all__ = [
     "SweepConfig",
     "SweepConfigError",
     "SweepError",
+    "SweepHalted",
     "SweepEvent",
     "SweepStore",
     "SweepStoreError",

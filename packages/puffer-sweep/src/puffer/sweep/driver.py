@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from puffer.sweep.config import SweepConfig
-from puffer.sweep.errors import SweepStoreError
+from puffer.sweep.errors import SweepHalted, SweepStoreError
 from puffer.sweep.methods import Method, ParetoGenetic, Random
 from puffer.sweep.runners import Objective, Outcome, Runner, SerialRunner
 from puffer.sweep.space import Params
@@ -142,7 +142,8 @@ def run_sweep(
 
     Args:
         objective: ``objective(params) -> RunResult | float``; picklable for process or Ray
-            runners. An exception or a NaN score records the run as failed and the sweep goes on.
+            runners. An exception or a NaN score records the run as failed and the sweep goes on;
+            `SweepHalted` stops the sweep, that run unrecorded.
         config: The sweep options and space (see `parse_sweep_config`).
         method: The search method; None builds ``config.method`` with `make_method`.
         max_runs: Runs in the sweep, resumed ones included; None uses ``config.max_runs``.
@@ -154,6 +155,10 @@ def run_sweep(
 
     Returns:
         A `SweepSummary` of every run in the store.
+
+    Raises:
+        SweepHalted: the objective raised it; the runs finished before stay in the store.
+        SweepStoreError: the store belongs to another sweep, or cannot be written.
 
     Example:
         >>> from puffer.sweep import RunResult, parse_sweep_config
@@ -203,6 +208,8 @@ def run_sweep(
                 next_id += 1
             for ticket, outcome in runner.wait():
                 run_id, params = pending.pop(ticket)
+                if outcome.halted:
+                    raise SweepHalted(outcome.error)
                 record = _record(run_id, params, outcome)
                 _tell(method, record, config.cost)
                 if store is not None:

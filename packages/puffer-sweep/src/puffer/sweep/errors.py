@@ -6,7 +6,7 @@ hierarchy. Every message names the object, the expected and the actual value, an
 
 from __future__ import annotations
 
-__all__ = ["SweepConfigError", "SweepError", "SweepStoreError"]
+__all__ = ["SweepConfigError", "SweepError", "SweepHalted", "SweepStoreError"]
 
 
 class SweepError(Exception):
@@ -19,3 +19,9 @@ class SweepConfigError(SweepError, ValueError):
 
 class SweepStoreError(SweepError):
     """A sweep store on disk that does not belong to this sweep or cannot be read."""
+
+
+class SweepHalted(SweepError):
+    """Raised by an objective for a run that failed for a reason that is no fault of its params
+    (the disk filled up): the sweep stops without recording it, so a resume runs it again
+    instead of counting it as a failed run."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from puffer.sweep.errors import SweepConfigError
+from puffer.sweep.errors import SweepConfigError, SweepHalted
 from puffer.sweep.space import Params
 
 __all__ = [
@@ -74,6 +74,8 @@ class Outcome:
     error: str = ""
     cpu_seconds: float | None = None
     agent_steps: float | None = None
+    # The objective raised `SweepHalted`: `error` is its message, and the run is not recorded.
+    halted: bool = False
 
     @property
     def failed(self) -> bool:
@@ -94,6 +96,8 @@ def _execute(objective: Objective, params: Params) -> Outcome:
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     try:
         result = objective(dict(params))
+    except SweepHalted as halted:
+        return Outcome(None, time.perf_counter() - start, error=str(halted), halted=True)
     except Exception:
         return Outcome(
             None,

@@ -206,11 +206,21 @@ class SweepStore:
         self._write(data)
 
     def _write(self, data: dict[str, object]) -> None:
+        line = (json.dumps(data, allow_nan=False, default=repr) + "\n").encode()
         fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        with os.fdopen(fd, "ab") as f:
-            f.write((json.dumps(data, allow_nan=False, default=repr) + "\n").encode())
-            f.flush()
-            os.fsync(f.fileno())
+        with os.fdopen(fd, "ab", buffering=0) as f:
+            size = os.fstat(fd).st_size
+            try:
+                while line:  # a full disk may take part of the line before it refuses the rest
+                    line = line[f.write(line) :]
+                os.fsync(fd)
+            except OSError as error:
+                # Cut the part written: the store keeps every whole line it had, and nothing else.
+                os.ftruncate(fd, size)
+                raise SweepStoreError(
+                    f"cannot append to {self!r}: {error.strerror or error}; it holds the runs "
+                    "stored before, whole: free some space and run the sweep again to go on"
+                ) from None
 
     def _parse(self, line: str, number: int, *, last: bool) -> dict | None:
         try:

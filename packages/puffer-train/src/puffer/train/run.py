@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from puffer.core import APIUsageError, PufferError
+from puffer.core import APIUsageError, PufferError, WorkerError
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
@@ -31,6 +31,7 @@ from puffer.train.policies import Policy, make_policy
 from puffer.train.pufferl import PuffeRL
 from puffer.train.runtime import apply_torch_settings
 from puffer.train.score import RunScore, ScoredSinks
+from puffer.train.storage import StorageError
 
 __all__ = ["TrainResult", "TrainingInterrupted", "budget_note", "make_vecenv", "train"]
 
@@ -201,6 +202,8 @@ def train(
 
     Raises:
         TrainingInterrupted: a signal stopped the run (after checkpointing it).
+        WorkerError: a vectorizer worker died or hung; once an update has finished, the last
+            one is checkpointed first and the message says where.
         APIUsageError: `config` given with `config_file` or `overrides`, or those given with
             a vecenv (they resolve an env name's config).
         ConfigError: a bad key or value in `config_file` or `overrides`.
@@ -419,10 +422,17 @@ def _train_iterations(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | No
     seconds = 60 * trainer.config.train.checkpoint_minutes
     metrics: dict[str, float] = {}
     last_save = time.monotonic()
+    finished = None  # global_step after this process's last update
     while trainer.iteration < trainer.sizes.iterations:
-        trainer.collect()
+        try:
+            trainer.collect()
+        except WorkerError as error:
+            if paths is None or finished is None or trainer.rank != 0:
+                raise  # no update since the run (or resume) began: its checkpoint is current
+            raise _checkpointed(trainer, paths, finished, error) from error
         trainer.train()
         metrics = trainer.mean_and_log()
+        finished = trainer.global_step
         signum = stop.requested(trainer.device)
         if signum is not None:
             if paths is not None:
@@ -435,3 +445,28 @@ def _train_iterations(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | No
             trainer.save_checkpoint()
             last_save = time.monotonic()
     return metrics
+
+
+def _checkpointed(
+    trainer: PuffeRL, paths: RunPaths, finished: int, error: WorkerError
+) -> WorkerError:
+    """Checkpoint the last finished update after a vectorizer worker died during a rollout, and
+    return `error` with a note saying where it is.
+
+    The rollout in progress is discarded: it only read the policy and optimizer, so they are as
+    the last `train()` left them, and the step count goes back to that update's (`finished`).
+    The vectorizer cannot save its envs (none of its backends can): a resume resets them with
+    the run's next seed, as after any checkpoint of Python envs.
+    """
+    trainer.global_step = finished
+    try:
+        trainer.save_checkpoint()
+        note = (
+            f"checkpoint {paths.checkpoint} holds step {finished:,}, the last finished update "
+            "(the epoch in progress is lost): resume it with --train.resume true"
+        )
+    except StorageError as failed:
+        note = f"the checkpoint of step {finished:,} could not be written: {failed}"
+    tail = f"\n{error.remote_traceback}" if error.remote_traceback else ""
+    message = str(error).removesuffix(tail)
+    return WorkerError(f"{message}; {note}", error.worker, error.remote_traceback)

@@ -67,8 +67,10 @@ def _error(path: Path, reason: str) -> StorageError:
     )
 
 
-# torch.save reports a failed write of its zip container as a RuntimeError from this class.
-_TORCH_WRITER = "PytorchStreamWriter"
+# torch.save reports a failed write of its zip container as a RuntimeError from its writer
+# class, or (a write the disk took only part of: "unexpected pos 64 vs 0") from the writer's
+# source file.
+_TORCH_WRITER = ("PytorchStreamWriter", "inline_container.cc")
 
 
 @contextmanager
@@ -83,7 +85,7 @@ def writing(path: Path) -> Iterator[None]:
     except OSError as error:
         raise _error(path, error.strerror or str(error)) from error
     except RuntimeError as error:
-        if _TORCH_WRITER not in str(error):
+        if not any(name in str(error) for name in _TORCH_WRITER):
             raise
         raise _error(path, str(error).splitlines()[0]) from error
 

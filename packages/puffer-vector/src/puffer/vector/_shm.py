@@ -9,7 +9,9 @@ at the same tick (a pid reused by a later process has another start time). `clos
 `weakref.finalize` at exit unlink a vectorizer's blocks, and the resource tracker unlinks them
 when the parent alone is killed; when the whole process group is killed (SIGKILL to a job, an
 OOM kill of the tree), nothing runs and the blocks would stay in /dev/shm until reboot.
-`remove_orphaned_blocks` unlinks those, and every new `Multiprocessing` calls it.
+`remove_orphaned_blocks` unlinks those, and every new `Multiprocessing` and every `puffer`
+command calls it. Only the calling user's blocks are touched: /dev/shm is shared by every user,
+and root may unlink anyone's files there.
 """
 
 from __future__ import annotations
@@ -54,24 +56,32 @@ def remove_orphaned_blocks(directory: Path = SHM_DIR) -> list[str]:
     """Unlink the blocks whose owner is gone: no process with that pid, namespace and start.
 
     Blocks of owners in another pid namespace than this process's are left alone (their
-    processes cannot be seen from here), as are blocks of unknown owners and other names.
+    processes cannot be seen from here), as are blocks of unknown owners, other names, and
+    files another user owns (the name says nothing of the user; the file's owner does).
 
     Returns:
         The names unlinked.
     """
     own_namespace = (_identity(os.getpid()) or (0, 0))[0]
     removed = []
+    uid = os.getuid()
     try:
-        names = [entry.name for entry in os.scandir(directory)]
+        entries = list(os.scandir(directory))
     except OSError:
         return []
-    for name in names:
+    for entry in entries:
+        name = entry.name
         match = _NAME.fullmatch(name)
         if match is None:
             continue
         pid, namespace, start = map(int, match.groups())
         if namespace == 0 or namespace != own_namespace or _identity(pid) == (namespace, start):
             continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+        except OSError:
+            continue  # gone already
         try:
             (directory / name).unlink()
         except OSError:

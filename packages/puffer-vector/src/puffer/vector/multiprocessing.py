@@ -13,7 +13,7 @@ Faults are reported, never waited out: while the parent waits it checks every 10
 worker's process is alive and that its heartbeat (`_protocol`) moved within `worker_timeout`
 seconds, so a killed, crashed, stopped or hung worker becomes a `WorkerError` naming its pid and
 envs. Blocks a killed process group left in /dev/shm are removed by the next `Multiprocessing`
-(`_shm.remove_orphaned_blocks`).
+or `puffer` command (`_shm.remove_orphaned_blocks`).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from puffer.sweep import (
     RunResult,
     SerialRunner,
     SweepEvent,
+    SweepHalted,
     SweepSummary,
     run_sweep,
 )
@@ -48,7 +49,7 @@ from puffer.train import train as run_training
 from puffer.train.config import Config
 from puffer.train.paths import RunPaths, check_name
 from puffer.train.score import SCORE
-from puffer.train.storage import atomic_write, check_inside, writing
+from puffer.train.storage import StorageError, atomic_write, check_inside, writing
 
 __all__ = ["CurveSink", "register", "sweep", "train_objective"]
 
@@ -89,13 +90,18 @@ def train_objective(
 
     Raises:
         ValueError: The env never reported the statistic (the sweep records a failed run).
+        SweepHalted: A run file could not be written (the sweep stops, the run unrecorded).
     """
     run_id = f"run-{uuid.uuid4().hex[:8]}"
     config = base.with_params({**params, "train.data_dir": runs_dir, "train.run_id": run_id})
     curve = CurveSink()
-    result = run_training(
-        base.env_name, config, sinks=[curve], progress=progress, progress_label=run_id
-    )
+    try:
+        result = run_training(
+            base.env_name, config, sinks=[curve], progress=progress, progress_label=run_id
+        )
+    except StorageError as error:
+        # A full disk says nothing of the params: stop, rather than fail every run left.
+        raise SweepHalted(f"{error} (a sweep: the same --name goes on from its store)") from error
     if not math.isfinite(result.score):
         raise ValueError(
             f"no episode of {base.env_name} reported {result.score_stat!r}, the statistic "

@@ -6,7 +6,7 @@ average of the gradient, orthogonalized for matrices, taken at the learning rate
 Until the learning-parity work our Muon followed `torch.optim.Muon` for hidden matrices and
 AdamW for the rest, with steps rescaled to AdamW's size (`match_rms_adamw`); at PufferLib's
 breakout config that trainer collapsed after 14M steps where PufferLib's went on to 450
-(puffer-train README, "Parity with PufferLib 3.0").
+(docs/results/train.md, "Parity with PufferLib 3.0").
 """
 
 from __future__ import annotations

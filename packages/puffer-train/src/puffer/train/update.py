@@ -38,7 +38,7 @@ from puffer.train.ppo import (
 __all__ = ["CPU_MICROBATCH", "Minibatch", "Replay", "Update", "microbatch_segments"]
 
 # Steps per forward/backward pass on the CPU when `train.microbatch_size` is 0: larger passes
-# lose more to cache misses than they save in per-pass overhead (puffer-train README).
+# lose more to cache misses than they save in per-pass overhead (docs/results/train.md).
 CPU_MICROBATCH = 8192
 
 

@@ -60,7 +60,7 @@ class LSTMCore(nn.Module):
         h, c = state
         # torch's fused nn.LSTM beats the kernel where no episode boundary falls inside any
         # segment, except on CPUs with AVX-512, where the kernel's 512-bit row work is faster
-        # (puffer-train README). Host-device sync: one bool per minibatch to choose.
+        # (docs/results/train.md). Host-device sync: one bool per minibatch to choose.
         if _fused_lstm_is_faster(x) and not bool(starts[:, 1:].any()):
             y, _ = self.lstm(x, (h.unsqueeze(0), c.unsqueeze(0)))
             return y

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -105,6 +106,19 @@ def test_isolated_interpreter_is_built_on_first_use_with_one_line_then_reused(bu
     with contextlib.redirect_stderr(again):
         assert interpreter.ensure() == interpreter.python
     assert again.getvalue() == ""
+
+
+def test_isolated_interpreter_once_built_is_used_offline_without_uv(venvs, monkeypatch):
+    monkeypatch.setenv("PATH", "")  # neither uv nor anything else can be run
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    assert venvs.ensure() == venvs.python
+
+
+def test_isolated_build_without_uv_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(VENVS_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)  # no uv anywhere
+    with pytest.raises(InterpreterBuildError, match=r"built with uv, which is not installed; "):
+        Interpreter("test-no-uv", ("numpy<2",)).ensure()
 
 
 def test_isolated_interpreter_folder_follows_the_pins(venvs):

@@ -44,6 +44,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any, TypeVar
 
@@ -159,10 +160,16 @@ class SharedArray:
         return np.ndarray(self.shape, np.dtype(self.dtype), buffer=mapping)
 
     def unlink(self) -> None:
+        """Remove the block (its creator only, which `create` registered with its resource
+        tracker). The registration goes even when the block is already gone (a sweep of
+        `_shm.remove_orphaned_blocks` elsewhere): a registration left behind makes the
+        tracker print a page of warnings about leaked blocks when this process exits."""
+        name = "/" + self.shm_name
         try:
-            SharedMemory(name=self.shm_name).unlink()
+            _posixshmem.shm_unlink(name)
         except FileNotFoundError:
             pass
+        resource_tracker.unregister(name, "shared_memory")
 
 
 def attach_flags(handle: SharedArray) -> memoryview:

@@ -100,6 +100,16 @@ def test_the_config_is_the_papers_with_the_impala_cnn() -> None:
     env.close()
 
 
+def test_procgen_options_are_env_keys_of_the_config() -> None:
+    overrides = ["--env.distribution-mode", "hard", "--env.num-levels", "200"]
+    config = load_config("procgen-bigfish", overrides=[*overrides, "--env.start-level", "5"])
+    assert (config.env["distribution_mode"], config.env["num_levels"]) == ("hard", 200)
+    assert config.env["start_level"] == 5
+    env = make("procgen-bigfish", **config.env)
+    assert dict(env.isolated.kwargs)["distribution_mode"] == "hard"  # what the worker gets
+    env.close()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -201,3 +201,19 @@ def test_isolated_adapter_error_comes_back_as_a_traceback(counter, tmp_path, ven
     with pytest.raises(WorkerError, match=r"worker 0 .* raised") as info:
         Multiprocessing(make, 1, num_workers=1)
     assert "RuntimeError: no such game" in info.value.remote_traceback
+
+
+@pytest.mark.parametrize("zero_copy", [True, False])
+def test_isolated_workers_serve_async_batches(counter, zero_copy):
+    vec = Multiprocessing(counter, 4, num_workers=4, batch_size=2, zero_copy=zero_copy)
+    vec.async_reset(seed=0)
+    for _ in range(8):
+        obs, _, _, _, _, agent_ids, _ = vec.recv()
+        # Two whole instances of ROWS rows; row r is instance r // ROWS, whose counter started
+        # at its seed (r // ROWS) and moved by the steps it took, the same on all its rows.
+        instances = agent_ids.reshape(2, ROWS) // ROWS
+        assert (instances == instances[:, :1]).all()
+        counters = obs[:, 0].reshape(2, ROWS)
+        assert (counters == counters[:, :1]).all() and (counters >= instances).all()
+        vec.send(np.zeros(2 * ROWS, np.int32))
+    vec.close()

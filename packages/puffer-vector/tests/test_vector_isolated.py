@@ -121,6 +121,17 @@ def test_isolated_build_without_uv_says_how_to_get_it(tmp_path, monkeypatch):
         Interpreter("test-no-uv", ("numpy<2",)).ensure()
 
 
+def test_isolated_interpreter_half_removed_is_rebuilt(tmp_path, monkeypatch, built):
+    monkeypatch.setenv(VENVS_VARIABLE, str(tmp_path))
+    with contextlib.redirect_stderr(io.StringIO()):
+        OLD_NUMPY.ensure()
+    OLD_NUMPY.python.unlink()  # the marker stays, the interpreter is gone
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        assert OLD_NUMPY.ensure().exists()
+    assert stderr.getvalue().startswith("puffer: building test-old-numpy's own interpreter")
+
+
 def test_isolated_interpreter_folder_follows_the_pins(venvs):
     other = Interpreter(OLD_NUMPY.name, ("numpy<2", "six"))
     assert other.directory != OLD_NUMPY.directory

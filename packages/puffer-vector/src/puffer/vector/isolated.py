@@ -101,7 +101,8 @@ class Interpreter:
 
     @property
     def built(self) -> bool:
-        return (self.directory / _MARKER).is_file()
+        """Whether the venv finished building (and its python was not removed since)."""
+        return (self.directory / _MARKER).is_file() and self.python.exists()
 
     def ensure(self) -> Path:
         """The venv's python, built first if it is not (one line on stderr while it builds).

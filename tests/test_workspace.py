@@ -26,7 +26,7 @@ ALLOWED_IMPORTS = {
     "kernels": set(),
     "train": {"core", "vector", "kernels", "sweep"},
     "sweep": set(),
-    "envs": {"core"},
+    "envs": {"core", "vector"},
     "view": {"core", "train", "sweep"},
     "cli": {"core", "vector", "ocean", "train", "sweep", "kernels", "envs", "view"},
 }

@@ -23,13 +23,18 @@ the flag, and the parent loads the flag before it loads the results; x86-64 keep
 order, which is what this protocol relies on (as PufferLib and EnvPool do).
 
 Heartbeats (one uint32 per worker in a second block, written by the worker only): a thread of
-each worker adds 1 every `beat_seconds`, from the start of `worker_main`, whatever the worker
+each worker adds 1 every `beat_seconds`, from the start of `serve`, whatever the worker
 is doing. A stopped (SIGSTOP) or hung worker's count stands still, which the parent notices
 while it waits; a dead one is seen through its process sentinel.
+
+This module imports only the standard library and numpy (any version since 1.22), so a worker
+in an interpreter of its own (`puffer.vector.isolated`: an env pinned to old packages) runs
+the same protocol code by loading this file by path.
 """
 
 from __future__ import annotations
 
+import _posixshmem
 import enum
 import mmap
 import os
@@ -37,14 +42,13 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any, TypeVar
 
 import numpy as np
-
-from puffer.core import Buffer, usable_cores
 
 __all__ = [
     "SLOW_CHECK_SECONDS",
@@ -53,9 +57,8 @@ __all__ = [
     "SharedArray",
     "attach_beats",
     "attach_flags",
-    "spin_seconds",
+    "serve",
     "wait_for",
-    "worker_main",
 ]
 
 # Waiting, on both sides: spin while an answer is likely within microseconds, then block on a
@@ -89,12 +92,6 @@ _LAST_COMMAND = int(Flag.CLOSE)  # flags up to this one are the parent's command
 
 class _Orphaned(Exception):
     """The parent process is gone: the worker closes its envs and exits quietly."""
-
-
-def spin_seconds(processes: int) -> float:
-    """SPIN_SECONDS when each of `processes` has a core to itself, else 0: a spinner on a
-    shared core only delays the process it waits for."""
-    return SPIN_SECONDS if processes <= usable_cores() else 0.0
 
 
 def wait_for(ready: Callable[[], T], posted: Any, slow_check: Callable[[], None], spin: float) -> T:
@@ -148,21 +145,31 @@ class SharedArray:
         return handle
 
     def attach(self) -> np.ndarray:
-        """Map the block. The array owns its own mapping, so no SharedMemory object is kept
-        alive (closing one while numpy views exist raises BufferError)."""
-        shm = SharedMemory(name=self.shm_name)
+        """Map the block. The array owns its own mapping, so nothing else is kept alive.
+
+        The block is opened with `shm_open` rather than `SharedMemory`, which (before Python
+        3.13) registers every block it opens with the opener's resource tracker: a worker in
+        an interpreter of its own has a tracker of its own, and that tracker would unlink the
+        parent's blocks when the worker exits. The creator's registration stays (`create`).
+        """
+        fd = _posixshmem.shm_open("/" + self.shm_name, os.O_RDWR, mode=0o600)
         try:
-            # SharedMemory has no public fd; mmap dups it, so the mapping outlives `shm`.
-            mapping = mmap.mmap(shm._fd, self.nbytes)
+            mapping = mmap.mmap(fd, self.nbytes)  # mmap dups the fd
         finally:
-            shm.close()
+            os.close(fd)
         return np.ndarray(self.shape, np.dtype(self.dtype), buffer=mapping)
 
     def unlink(self) -> None:
+        """Remove the block (its creator only, which `create` registered with its resource
+        tracker). The registration goes even when the block is already gone (a sweep of
+        `_shm.remove_orphaned_blocks` elsewhere): a registration left behind makes the
+        tracker print a page of warnings about leaked blocks when this process exits."""
+        name = "/" + self.shm_name
         try:
-            SharedMemory(name=self.shm_name).unlink()
+            _posixshmem.shm_unlink(name)
         except FileNotFoundError:
             pass
+        resource_tracker.unregister(name, "shared_memory")
 
 
 def attach_flags(handle: SharedArray) -> memoryview:
@@ -183,15 +190,11 @@ def _beat(beats: memoryview, index: int, seconds: float, stop: threading.Event) 
             return
 
 
-def worker_main(
+def serve(
     index: int,
-    env_creator: Any,
-    env_args: Sequence,
-    env_kwargs: dict,
-    spec: Any,
-    first_env: int,
-    num_envs: int,
-    arrays: dict[str, SharedArray],
+    build: Callable[[list], None],
+    reset_one: Callable[[Any, int | None], list],
+    step_one: Callable[[Any], list],
     flags_handle: SharedArray,
     beats_handle: SharedArray,
     beat_seconds: float,
@@ -201,10 +204,19 @@ def worker_main(
     spin: float,
     parent_pid: int,
 ) -> None:
-    """Run envs `[first_env, first_env + num_envs)` over their rows until CLOSE or an error.
+    """Worker `index`'s side of the protocol: build its envs, then answer the parent's
+    commands until CLOSE, an error, or the parent's death.
+
+    `build(envs)` appends this worker's envs to `envs` in row order (appending one at a time,
+    so that those built before a failure are closed); `reset_one(env, seed)` and
+    `step_one(env)` return an env's infos (the actions are in its rows); each env has
+    `close()`.
 
     `wake` is this worker's semaphore, posted by the parent after each command flag; `done`
-    is the one the parent blocks on, posted here after each result flag.
+    is the one the parent blocks on, posted here after each result flag. Both interpreters
+    run this: the trainer's forked workers (`multiprocessing.worker_main`) and workers in an
+    interpreter of their own (`isolated_worker`), which is why this module imports nothing
+    of puffer and nothing numpy 1 lacks.
     """
     # Ctrl-C goes to the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -214,14 +226,9 @@ def worker_main(
     threading.Thread(
         target=_beat, args=(beats, index, beat_seconds, stop_beating), daemon=True
     ).start()
-    envs = []
+    envs: list = []
     try:
-        buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
-        per = spec.num_agents
-        for k in range(num_envs):
-            row = (first_env + k) * per
-            envs.append(env_creator(*env_args, buf=buf.rows(row, row + per), **env_kwargs))
-            spec.check(envs[-1], f"worker {index}")
+        build(envs)
         flags[index] = Flag.READY
         done.release()
 
@@ -236,14 +243,12 @@ def worker_main(
         while True:
             command = wait_for(next_command, wake, orphaned, spin)
             if command == Flag.STEP:
-                infos = []
-                for env in envs:
-                    infos.extend(env.step(env.actions)[-1])
+                infos = [info for env in envs for info in step_one(env)]
             elif command == Flag.RESET:
                 seeds = pipe.recv()
                 infos = []
                 for env, seed in zip(envs, seeds, strict=True):
-                    infos.extend(env.reset(seed)[-1])
+                    infos.extend(reset_one(env, seed))
             else:
                 break
             # The flag goes first so that the parent is reading while a long info list is

@@ -53,6 +53,9 @@ class EnvSpec:
     final_observations: bool = False
     action_masks: bool = False
     autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP
+    # How to run the env in an interpreter of its own (`puffer.vector.isolated.Launch`), for
+    # envs whose packages conflict with the trainer's; None for envs that run in this one.
+    isolated: Any = None
 
     @classmethod
     def of(cls, env: PufferEnv) -> EnvSpec:
@@ -65,6 +68,7 @@ class EnvSpec:
             bool(getattr(env, "writes_final_observations", False)),
             bool(getattr(env, "writes_action_masks", False)),
             env.autoreset_mode,
+            getattr(env, "isolated", None),
         )
 
     def allocate(self, num_agents: int) -> Buffer:

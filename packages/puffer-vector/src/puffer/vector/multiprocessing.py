@@ -32,16 +32,17 @@ import numpy as np
 
 from puffer.core import APIUsageError, Buffer, WorkerError, usable_cores
 from puffer.vector._protocol import (
+    SPIN_SECONDS,
     Flag,
     SharedArray,
     attach_beats,
     attach_flags,
-    spin_seconds,
+    serve,
     wait_for,
-    worker_main,
 )
 from puffer.vector._shm import SHM_PREFIX, block_prefix, remove_orphaned_blocks
-from puffer.vector.base import EnvCreator, Infos, Vectorizer
+from puffer.vector.base import EnvCreator, EnvSpec, Infos, Vectorizer
+from puffer.vector.isolated import launch_worker
 
 __all__ = [
     "CLOSE_TIMEOUT_SECONDS",
@@ -50,6 +51,8 @@ __all__ = [
     "Multiprocessing",
     "default_num_workers",
     "remove_orphaned_blocks",
+    "spin_seconds",
+    "worker_main",
 ]
 
 # How long close() lets workers finish their step and exit before it terminates them.
@@ -113,6 +116,44 @@ def _drain(pipe: Any) -> None:
         pass
 
 
+def spin_seconds(processes: int) -> float:
+    """SPIN_SECONDS when each of `processes` has a core to itself, else 0: a spinner on a
+    shared core only delays the process it waits for."""
+    return SPIN_SECONDS if processes <= usable_cores() else 0.0
+
+
+def worker_main(
+    index: int,
+    env_creator: EnvCreator,
+    env_args: Sequence,
+    env_kwargs: dict,
+    spec: EnvSpec,
+    first_env: int,
+    num_envs: int,
+    arrays: dict[str, SharedArray],
+    *protocol: Any,
+) -> None:
+    """A worker process of the trainer's interpreter: build envs `[first_env, first_env +
+    num_envs)` over their rows, then `serve` them (`protocol` is serve's arguments after
+    its env hooks)."""
+
+    def build(envs: list) -> None:
+        buf = Buffer(**{name: handle.attach() for name, handle in arrays.items()})
+        per = spec.num_agents
+        for k in range(num_envs):
+            row = (first_env + k) * per
+            envs.append(env_creator(*env_args, buf=buf.rows(row, row + per), **env_kwargs))
+            spec.check(envs[-1], f"worker {index}")
+
+    serve(
+        index,
+        build,
+        lambda env, seed: env.reset(seed)[-1],
+        lambda env: env.step(env.actions)[-1],
+        *protocol,
+    )
+
+
 def default_num_workers(num_envs: int) -> int:
     """The largest divisor of `num_envs` not above the cores this process may use."""
     return max(d for d in range(1, min(num_envs, usable_cores()) + 1) if num_envs % d == 0)
@@ -168,6 +209,10 @@ class Multiprocessing(Vectorizer):
         if start_method is None:
             methods = multiprocessing.get_all_start_methods()
             start_method = "fork" if "fork" in methods else "spawn"
+        if self.spec.isolated is not None:
+            # Workers in an interpreter of their own open the semaphores by name, which only
+            # spawn's semaphores have (fork's are unlinked at once).
+            start_method = "spawn"
         context = multiprocessing.get_context(start_method)
         self._res = res = _Resources()
         self._finalizer = weakref.finalize(self, _release, res)
@@ -201,30 +246,36 @@ class Multiprocessing(Vectorizer):
                 parent_end, child_end = context.Pipe()
                 res.pipes.append(parent_end)
                 res.wakes.append(context.Semaphore(0))
-                process = context.Process(
-                    target=worker_main,
-                    name=f"puffer-vector-worker-{w}",
-                    args=(
-                        w,
-                        self.env_creator,
-                        self.env_args,
-                        self.env_kwargs,
-                        self.spec,
-                        w * self.envs_per_worker,
-                        self.envs_per_worker,
-                        arrays,
-                        flags_handle,
-                        beats_handle,
-                        self.worker_timeout / _BEATS_PER_TIMEOUT,
-                        child_end,
-                        res.wakes[w],
-                        res.done,
-                        self._spin,
-                        os.getpid(),
-                    ),
-                    daemon=True,
+                rows = (w * self.envs_per_worker, self.envs_per_worker, arrays)
+                protocol = (
+                    flags_handle,
+                    beats_handle,
+                    self.worker_timeout / _BEATS_PER_TIMEOUT,
+                    child_end,
+                    res.wakes[w],
+                    res.done,
+                    self._spin,
+                    os.getpid(),
                 )
-                process.start()
+                if self.spec.isolated is not None:
+                    launch = self.spec.isolated
+                    process = launch_worker(launch, w, self.spec.num_agents, *rows, *protocol)
+                else:
+                    process = context.Process(
+                        target=worker_main,
+                        name=f"puffer-vector-worker-{w}",
+                        args=(
+                            w,
+                            self.env_creator,
+                            self.env_args,
+                            self.env_kwargs,
+                            self.spec,
+                            *rows,
+                            *protocol,
+                        ),
+                        daemon=True,
+                    )
+                    process.start()
                 res.processes.append(process)
                 child_end.close()  # so the parent sees EOF when the worker dies
             for w in range(self.num_workers):
@@ -321,10 +372,16 @@ class Multiprocessing(Vectorizer):
             elif beat and now - self._beat_seen[w] > self.worker_timeout:
                 self._raise_silent(w, now - self._beat_seen[w])
 
+    def _where(self, w: int) -> str:
+        """`, in procgen's own interpreter <python>` for a worker of another interpreter."""
+        launch = getattr(self._res.processes[w], "launch", None)
+        return "" if launch is None else f", in {launch.describe()}"
+
     def _raise_silent(self, w: int, seconds: float) -> None:
         envs = self._worker_envs(w)
         raise WorkerError(
-            f"worker {w} (pid {self._res.processes[w].pid}) of {self!r} has shown no heartbeat "
+            f"worker {w} (pid {self._res.processes[w].pid}{self._where(w)}) of {self!r} has "
+            "shown no heartbeat "
             f"for {seconds:.1f} s (worker_timeout {self.worker_timeout:g} s): it is stopped "
             f"(SIGSTOP, a debugger) or hung while running envs {envs.start}..{envs.stop - 1}; "
             "close() this vectorizer (which kills it) and make a new one",
@@ -339,7 +396,8 @@ class Multiprocessing(Vectorizer):
             except (EOFError, OSError):
                 remote = "(the worker died before its traceback arrived)"
             raise WorkerError(
-                f"worker {w} (pid {process.pid}) of {self!r} raised; its traceback follows. "
+                f"worker {w} (pid {process.pid}{self._where(w)}) of {self!r} raised; its "
+                "traceback follows. "
                 "close() this vectorizer and fix the env",
                 worker=w,
                 remote_traceback=remote,
@@ -352,7 +410,7 @@ class Multiprocessing(Vectorizer):
             else f"exited with code {code}"
         )
         raise WorkerError(
-            f"worker {w} (pid {process.pid}) of {self!r} {how} while running envs "
+            f"worker {w} (pid {process.pid}{self._where(w)}) of {self!r} {how} while running envs "
             f"{self._worker_envs(w).start}..{self._worker_envs(w).stop - 1}; close() this "
             "vectorizer and make a new one",
             worker=w,

@@ -1,19 +1,24 @@
 """Ocean learning at PufferLib 4.0's configs: ours with PufferNet at each 4.0 config, beside
-ours at PufferLib 3.0's config (the LSTM 128 that was breakout's shipped config), per seed.
+ours with the policy each env shipped before PufferNet (today's policy), per seed.
 
 Rows per env and seed:
-- `pufferlib4`: `puffer train ENV --config benchmarks/configs/pufferlib4_ENV.toml`;
-- `pufferlib3`: `puffer train ENV --config benchmarks/configs/pufferlib3_ENV.toml`, PufferLib
-  3.0's config (breakout: the LSTM 128 that was its shipped TOML before PufferNet).
+- `pufferlib4`: `puffer train ENV --config benchmarks/configs/pufferlib4_ENV.toml`, PufferNet
+  at PufferLib 4.0's config/ENV.ini (or, where 4.0 has none that fits, the shipped config
+  with PufferNet as its policy; each file's comment says which and why);
+- `pufferlib3`: `puffer train ENV --config benchmarks/configs/pufferlib3_ENV.toml`, the policy
+  and config shipped before PufferNet (PufferLib 3.0's config for breakout, pong, connect4 and
+  squared; each file's comment says what it is).
 
-Each run's curve (steps, score, steps/s, loss statistics; the first line its machine and date)
-is stored as `--out/ENV/ROW/seedS.jsonl`, by default under `benchmarks/results/pufferlib4/`, so
-the table in the puffer-ocean README rebuilds from the checkout (`--report`). A run made by
-hand (`puffer train ...`, e.g. beside other work) is stored with `--import RUN_DIR`. The table
-gives mean ± sd over the seeds of the score at 25 %, 50 % and 100 % of the budget (the last
-logged window at or before each point, the same steps for every row), each seed's training
-time (the logged epochs' steps at their steps/s: no start-up), its training time to each of
-`--targets` (breakout: 400, 800 and PufferLib 5.0's published 863.97) and the median steps/s.
+Each run's curve (steps, score, steps/s, loss statistics; the first line its machine, date and
+the 1-minute load average before and after it) is stored as `--out/ENV/ROW/seedS.jsonl`, by
+default under `benchmarks/results/pufferlib4/`, so the table in the puffer-ocean README
+rebuilds from the checkout (`--report`). A run made by hand (`puffer train ...`, e.g. beside
+other work) is stored with `--import RUN_DIR`. The table gives mean ± sd over the seeds of the
+score at 25 %, 50 % and 100 % of the smallest budget among the env's rows (the last logged
+window at or before each point, the same steps for every row), then at the end of the row's own
+budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up),
+its training time to each of `--targets` (breakout: 400, 800 and PufferLib 5.0's published
+863.97) and the median steps/s; runs that recorded a load average are labelled loaded.
 
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --threads 1
     uv run python benchmarks/pufferlib4_learn.py breakout --import experiments/breakout/RUN --seed 0
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -85,32 +91,60 @@ def report(args: argparse.Namespace) -> None:
         targets = args.targets or [t for t in (400.0, 800.0) if env == "breakout"]
         if env in TARGETS:
             targets = [*targets, TARGETS[env]]
+        stored = {row: _runs(Path(args.out) / env / row, args.seeds) for row in args.rows}
+        budgets = [meta["budget"] for runs in stored.values() for meta, _ in runs]
+        # Every row is read at the same steps: fractions of the smallest budget of the env's
+        # rows (pong's pufferlib4 row trains 4.0's 5M, its pufferlib3 row the shipped 12M).
+        budget = min(budgets, default=0)
         print(
-            "| env | row | seeds | score at 25 % | 50 % | 100 % | training time | "
+            f"| env | row | seeds | score at 25 % of {_steps(budget)} | 50 % | 100 % | "
+            "end of its own budget | training time | "
             + " | ".join(f"time to {t:g}" for t in targets)
             + " | steps/s | machine, date |"
         )
-        print("|---" * (8 + len(targets)) + "|")
-        for row in args.rows:
-            paths = [Path(args.out) / env / row / f"seed{s}.jsonl" for s in args.seeds]
-            runs = [load(p) for p in paths if p.exists()]
+        print("|---" * (9 + len(targets)) + "|")
+        for row, runs in stored.items():
             if not runs:
-                print(f"| {env} | {row} | | not run |" + " |" * (5 + len(targets)))
+                print(f"| {env} | {row} | | not run |" + " |" * (6 + len(targets)))
                 continue
-            budget = min(meta["budget"] for meta, _ in runs)
             cells = []
             for fraction in (0.25, 0.5, 1.0):
                 scores = [score_at(curve, fraction * budget) for _, curve in runs]
                 cells.append(_mean_sd([s for s in scores if s is not None]))
+            own = min(meta["budget"] for meta, _ in runs)
+            end = _mean_sd([s for _, c in runs if (s := score_at(c, own)) is not None])
+            cells.append(f"{end} at {_steps(own)}")
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
             for target in targets:
                 cells.append(_minutes([seconds_to(curve, target) for _, curve in runs]))
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
-            machines = "; ".join(sorted({f"{m['machine']}, {m['date']}" for m, _ in runs}))
+            machines = "; ".join(sorted({_machine(m) for m, _ in runs}))
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
             print(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
+
+
+def _runs(folder: Path, seeds: list[int]) -> list[tuple[dict, list[dict]]]:
+    """The stored (meta, curve) of each of `seeds` that has a curve file in `folder`."""
+    paths = [folder / f"seed{s}.jsonl" for s in seeds]
+    return [load(p) for p in paths if p.exists()]
+
+
+def _machine(meta: dict) -> str:
+    """'machine, date', with the load average the run saw where it was recorded: wall times of
+    a run beside other work are loaded figures."""
+    text = f"{meta['machine']}, {meta['date']}"
+    if "load" in meta:
+        text += ", loaded (1-min load " + "-".join(f"{x:.1f}" for x in meta["load"]) + ")"
+    return text
+
+
+def _steps(steps: float) -> str:
+    """A step count as the table writes it: 99.8k, 5M, 13.3M."""
+    if steps < 1e6:
+        return f"{steps / 1e3:.3g}k"
+    return f"{steps / 1e6:.3g}M"
 
 
 def _minutes(seconds: list[float | None]) -> str:
@@ -158,10 +192,12 @@ def main() -> None:
                     path = Path(args.out) / env / row / f"seed{seed}.jsonl"
                     if path.exists():
                         continue
+                    load_before = os.getloadavg()[0]
                     curve = run_ours(env, seed, args.threads, flags(env, row))
                     meta = record(
                         "pufferlib4_learn", env=env, row=row, seed=seed,
                         budget=curve[-1]["step"], threads=args.threads,
+                        load=[load_before, os.getloadavg()[0]],
                     )  # fmt: skip
                     store(path, meta, curve)
                     print(f"{env} {row} seed {seed}: {curve[-1].get('score')}", flush=True)

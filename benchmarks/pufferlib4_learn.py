@@ -102,7 +102,7 @@ def report(args: argparse.Namespace) -> None:
             + " | ".join(f"time to {t:g}" for t in targets)
             + " | steps/s | machine, date |"
         )
-        print("|---" * (9 + len(targets)) + "|")
+        print("|---" * (10 + len(targets)) + "|")
         for row, runs in stored.items():
             if not runs:
                 print(f"| {env} | {row} | | not run |" + " |" * (6 + len(targets)))
@@ -118,7 +118,7 @@ def report(args: argparse.Namespace) -> None:
             for target in targets:
                 cells.append(_minutes([seconds_to(curve, target) for _, curve in runs]))
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
-            machines = "; ".join(sorted({_machine(m) for m, _ in runs}))
+            machines = _machines([meta for meta, _ in runs])
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
             print(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
@@ -131,13 +131,18 @@ def _runs(folder: Path, seeds: list[int]) -> list[tuple[dict, list[dict]]]:
     return [load(p) for p in paths if p.exists()]
 
 
-def _machine(meta: dict) -> str:
-    """'machine, date', with the load average the run saw where it was recorded: wall times of
-    a run beside other work are loaded figures."""
-    text = f"{meta['machine']}, {meta['date']}"
-    if "load" in meta:
-        text += ", loaded (1-min load " + "-".join(f"{x:.1f}" for x in meta["load"]) + ")"
-    return text
+def _machines(metas: list[dict]) -> str:
+    """'machine, date' of a row's runs, each pair once, with the range of the 1-minute load
+    averages its runs recorded: wall times of runs beside other work are loaded figures."""
+    groups: dict[str, list[float]] = {}
+    for meta in metas:
+        groups.setdefault(f"{meta['machine']}, {meta['date']}", []).extend(meta.get("load", []))
+    texts = []
+    for text, loads in sorted(groups.items()):
+        if loads:
+            text += f", loaded (1-min load {min(loads):.1f}-{max(loads):.1f})"
+        texts.append(text)
+    return "; ".join(texts)
 
 
 def _steps(steps: float) -> str:

@@ -23,6 +23,8 @@ def _table(benchmark_script, out: Path, capsys) -> dict[str, list[str]]:
     lines = capsys.readouterr().out.splitlines()
     cells = {line.split(" | ")[1]: line.split(" | ") for line in lines if line.startswith("| pong")}
     cells["header"] = lines[0].split(" | ")
+    # A markdown table: the delimiter row has as many cells as the header and every row.
+    assert lines[1].count("|") == lines[0].count("|") == lines[2].count("|")
     return cells
 
 

@@ -39,6 +39,8 @@ from puffer.core.bench import record
 
 HERE = Path(__file__).parent
 ROWS = ("pufferlib4", "pufferlib3")
+# The points of the budget each row's score is read at (of the env's smallest budget).
+FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
 TARGETS = {"breakout": 863.97, "pong": 21.0, "cartpole": 200.0, "connect4": 0.966}
 
@@ -103,14 +105,16 @@ def report(args: argparse.Namespace) -> None:
             + " | steps/s | machine, date |"
         )
         print("|---" * (10 + len(targets)) + "|")
+        at: dict[str, list[list[float]]] = {}
         for row, runs in stored.items():
             if not runs:
                 print(f"| {env} | {row} | | not run |" + " |" * (6 + len(targets)))
                 continue
-            cells = []
-            for fraction in (0.25, 0.5, 1.0):
-                scores = [score_at(curve, fraction * budget) for _, curve in runs]
-                cells.append(_mean_sd([s for s in scores if s is not None]))
+            at[row] = [
+                [s for _, curve in runs if (s := score_at(curve, fraction * budget)) is not None]
+                for fraction in FRACTIONS
+            ]
+            cells = [_mean_sd(scores) for scores in at[row]]
             own = min(meta["budget"] for meta, _ in runs)
             end = _mean_sd([s for _, c in runs if (s := score_at(c, own)) is not None])
             cells.append(f"{end} at {_steps(own)}")
@@ -123,6 +127,25 @@ def report(args: argparse.Namespace) -> None:
             print(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
+        if len(at) == 2:
+            first, second = at
+            verdicts = [_verdict(a, b) for a, b in zip(at[first], at[second], strict=True)]
+            print(f"\n{env}, {first} against {second} at 25 / 50 / 100 %: " + "; ".join(verdicts))
+
+
+def _verdict(a: list[float], b: list[float]) -> str:
+    """The difference of two rows' mean scores, its Welch t, and 'leads' / 'trails' where the
+    rows' mean ± sd ranges do not overlap (outside seed noise), else 'matches'."""
+    if len(a) < 2 or len(b) < 2:
+        return "fewer than 2 seeds"
+    (ma, sa), (mb, sb) = (
+        (statistics.mean(a), statistics.stdev(a)),
+        (statistics.mean(b), statistics.stdev(b)),
+    )
+    spread = (sa**2 / len(a) + sb**2 / len(b)) ** 0.5
+    t = f"Welch t {(ma - mb) / spread:.1f}" if spread > 0 else "no spread"
+    word = "leads" if ma - sa > mb + sb else "trails" if ma + sa < mb - sb else "matches"
+    return f"{ma - mb:+.3g} ({t}, {word})"
 
 
 def _runs(folder: Path, seeds: list[int]) -> list[tuple[dict, list[dict]]]:

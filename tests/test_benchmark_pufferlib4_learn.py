@@ -47,3 +47,13 @@ def test_rows_of_different_budgets_are_read_at_the_smaller_ones_steps(
     # A run that recorded its load average is labelled loaded; one that did not, not.
     assert "loaded (1-min load 2.0-3.5)" in table["pufferlib3"][-1]
     assert "loaded" not in table["pufferlib4"][-1]
+
+
+def test_a_lead_is_claimed_only_outside_seed_noise(benchmark_script) -> None:
+    verdict = benchmark_script("pufferlib4_learn")._verdict
+    # Means 10 and 4, sds 1 and 1: the ranges 9-11 and 3-5 do not overlap.
+    assert verdict([9.0, 10.0, 11.0], [3.0, 4.0, 5.0]).endswith("leads)")
+    assert verdict([3.0, 4.0, 5.0], [9.0, 10.0, 11.0]).startswith("-6 (Welch t -7.3, trails")
+    # Means 10 and 8 with sds 3 and 1: 7-13 overlaps 7-9, so it only matches.
+    assert verdict([7.0, 10.0, 13.0], [7.0, 8.0, 9.0]).endswith("matches)")
+    assert verdict([1.0], [1.0, 2.0]) == "fewer than 2 seeds"

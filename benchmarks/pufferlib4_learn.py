@@ -101,8 +101,8 @@ def report(args: argparse.Namespace) -> None:
         print(
             f"| env | row | seeds | score at 25 % of {_steps(budget)} | 50 % | 100 % | "
             "end of its own budget | training time | "
-            + " | ".join(f"time to {t:g}" for t in targets)
-            + " | steps/s | machine, date |"
+            + "".join(f"time to {t:g} | " for t in targets)
+            + "steps/s | machine, date |"
         )
         print("|---" * (10 + len(targets)) + "|")
         at: dict[str, list[list[float]]] = {}
@@ -116,8 +116,10 @@ def report(args: argparse.Namespace) -> None:
             ]
             cells = [_mean_sd(scores) for scores in at[row]]
             own = min(meta["budget"] for meta, _ in runs)
-            end = _mean_sd([s for _, c in runs if (s := score_at(c, own)) is not None])
-            cells.append(f"{end} at {_steps(own)}")
+            ends = [s for _, c in runs if (s := score_at(c, own)) is not None]
+            # Each seed's end too: a mean hides one seed of three stuck where the others solve.
+            each = ", ".join(_mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
+            cells.append(f"{_mean_sd(ends)} at {_steps(own)} ({each})")
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
             for target in targets:
                 cells.append(_minutes([seconds_to(curve, target) for _, curve in runs]))
@@ -183,9 +185,12 @@ def _minutes(seconds: list[float | None]) -> str:
 def _mean_sd(scores: list[float]) -> str:
     if not scores:
         return "-"
+    # Scores below 10 in size (memory's and connect4's fractions, squared's -1..1) keep 3
+    # decimals; points (breakout, pong, cartpole) keep 1.
+    digits = 3 if max(abs(x) for x in scores) < 10 else 1
     if len(scores) == 1:
-        return f"{scores[0]:.1f} (1 seed)"
-    return f"{statistics.mean(scores):.1f} ± {statistics.stdev(scores):.1f}"
+        return f"{scores[0]:.{digits}f} (1 seed)"
+    return f"{statistics.mean(scores):.{digits}f} ± {statistics.stdev(scores):.{digits}f}"
 
 
 def main() -> None:

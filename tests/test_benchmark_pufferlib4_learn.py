@@ -39,11 +39,11 @@ def test_rows_of_different_budgets_are_read_at_the_smaller_ones_steps(
            load=[2.0, 3.5])  # fmt: skip
     table = _table(benchmark_script, tmp_path, capsys)
     assert "25 % of 4M" in table["header"][3]
-    assert table["pufferlib4"][3:7] == ["1.0 (1 seed)", "2.0 (1 seed)", "4.0 (1 seed)",
-                                        "4.0 (1 seed) at 4M"]  # fmt: skip
+    assert table["pufferlib4"][3:7] == ["1.000 (1 seed)", "2.000 (1 seed)", "4.000 (1 seed)",
+                                        "4.000 (1 seed) at 4M (4.000)"]  # fmt: skip
     # The longer row is read at the same steps; its own end is the last column of scores.
-    assert table["pufferlib3"][3:7] == ["-1.0 (1 seed)", "-2.0 (1 seed)", "-4.0 (1 seed)",
-                                        "-8.0 (1 seed) at 8M"]  # fmt: skip
+    assert table["pufferlib3"][3:7] == ["-1.000 (1 seed)", "-2.000 (1 seed)", "-4.000 (1 seed)",
+                                        "-8.000 (1 seed) at 8M (-8.000)"]  # fmt: skip
     # A run that recorded its load average is labelled loaded; one that did not, not.
     assert "loaded (1-min load 2.0-3.5)" in table["pufferlib3"][-1]
     assert "loaded" not in table["pufferlib4"][-1]

@@ -133,6 +133,7 @@ def report(args: argparse.Namespace) -> None:
             first, second = at
             verdicts = [_verdict(a, b) for a, b in zip(at[first], at[second], strict=True)]
             print(f"\n{env}, {first} against {second} at 25 / 50 / 100 %: " + "; ".join(verdicts))
+        print()  # a blank line ends the env's markdown table (or its verdict) before the next
 
 
 def _verdict(a: list[float], b: list[float]) -> str:

@@ -1,20 +1,25 @@
 """Ocean learning at PufferLib 4.0's configs: ours with PufferNet at each 4.0 config, beside
-ours at PufferLib 3.0's config (the LSTM 128 that was breakout's shipped config), per seed.
+ours with the policy each env shipped before PufferNet (today's policy), per seed.
 
 Rows per env and seed:
-- `pufferlib4`: `puffer train ENV --config benchmarks/configs/pufferlib4_ENV.toml`;
-- `pufferlib3`: `puffer train ENV --config benchmarks/configs/pufferlib3_ENV.toml`, PufferLib
-  3.0's config (breakout: the LSTM 128 that was its shipped TOML before PufferNet).
+- `pufferlib4`: `puffer train ENV --config benchmarks/configs/pufferlib4_ENV.toml`, PufferNet
+  at PufferLib 4.0's config/ENV.ini (or, where 4.0 has none that fits, the shipped config
+  with PufferNet as its policy; each file's comment says which and why);
+- `pufferlib3`: `puffer train ENV --config benchmarks/configs/pufferlib3_ENV.toml`, the policy
+  and config shipped before PufferNet (PufferLib 3.0's config for breakout, pong, connect4 and
+  squared; each file's comment says what it is).
 
-Each run's curve (steps, score, steps/s, loss statistics; the first line its machine and date)
-is stored as `--out/ENV/ROW/seedS.jsonl`, by default under `benchmarks/results/pufferlib4/`, so
-the table in the docs' results page (docs/results/ocean.md) rebuilds from the checkout
-(`--report` prints it, `--write` puts it into the page). A run made by
-hand (`puffer train ...`, e.g. beside other work) is stored with `--import RUN_DIR`. The table
-gives mean ± sd over the seeds of the score at 25 %, 50 % and 100 % of the budget (the last
-logged window at or before each point, the same steps for every row), each seed's training
-time (the logged epochs' steps at their steps/s: no start-up), its training time to each of
-`--targets` (breakout: 400, 800 and PufferLib 5.0's published 863.97) and the median steps/s.
+Each run's curve (steps, score, steps/s, loss statistics; the first line its machine, date and
+the 1-minute load average before and after it) is stored as `--out/ENV/ROW/seedS.jsonl`, by
+default under `benchmarks/results/pufferlib4/`, so the table in the docs' results page
+(docs/results/ocean.md) rebuilds from the checkout (`--report` prints it, `--write` puts it
+into the page). A run made by hand (`puffer train ...`, e.g. beside
+other work) is stored with `--import RUN_DIR`. The table gives mean ± sd over the seeds of the
+score at 25 %, 50 % and 100 % of the smallest budget among the env's rows (the last logged
+window at or before each point, the same steps for every row), then at the end of the row's own
+budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up),
+its training time to each of `--targets` (breakout: 400, 800 and PufferLib 5.0's published
+863.97) and the median steps/s; runs that recorded a load average are labelled loaded.
 
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --threads 1
     uv run python benchmarks/pufferlib4_learn.py breakout --import experiments/breakout/RUN --seed 0
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -36,6 +42,8 @@ from puffer.cli.bench import record
 HERE = Path(__file__).parent
 PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` markers there
 ROWS = ("pufferlib4", "pufferlib3")
+# The points of the budget each row's score is read at (of the env's smallest budget).
+FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
 TARGETS = {"breakout": 863.97, "pong": 21.0, "cartpole": 200.0, "connect4": 0.966}
 
@@ -90,33 +98,97 @@ def report(args: argparse.Namespace) -> list[str]:
         targets = args.targets or [t for t in (400.0, 800.0) if env == "breakout"]
         if env in TARGETS:
             targets = [*targets, TARGETS[env]]
+        stored = {row: _runs(Path(args.out) / env / row, args.seeds) for row in args.rows}
+        budgets = [meta["budget"] for runs in stored.values() for meta, _ in runs]
+        # Every row is read at the same steps: fractions of the smallest budget of the env's
+        # rows (pong's pufferlib4 row trains 4.0's 5M, its pufferlib3 row the shipped 12M).
+        budget = min(budgets, default=0)
         lines.append(
-            "| env | row | seeds | score at 25 % | 50 % | 100 % | training time | "
-            + " | ".join(f"time to {t:g}" for t in targets)
-            + " | steps/s | machine, date |"
+            f"| env | row | seeds | score at 25 % of {_steps(budget)} | 50 % | 100 % | "
+            "end of its own budget | training time | "
+            + "".join(f"time to {t:g} | " for t in targets)
+            + "steps/s | machine, date |"
         )
-        lines.append("|---" * (9 + len(targets)) + "|")
-        for row in args.rows:
-            paths = [Path(args.out) / env / row / f"seed{s}.jsonl" for s in args.seeds]
-            runs = [load(p) for p in paths if p.exists()]
+        lines.append("|---" * (10 + len(targets)) + "|")
+        at: dict[str, list[list[float]]] = {}
+        for row, runs in stored.items():
             if not runs:
-                lines.append(f"| {env} | {row} | | not run |" + " |" * (5 + len(targets)))
+                lines.append(f"| {env} | {row} | | not run |" + " |" * (6 + len(targets)))
                 continue
-            budget = min(meta["budget"] for meta, _ in runs)
-            cells = []
-            for fraction in (0.25, 0.5, 1.0):
-                scores = [score_at(curve, fraction * budget) for _, curve in runs]
-                cells.append(_mean_sd([s for s in scores if s is not None]))
+            at[row] = [
+                [s for _, curve in runs if (s := score_at(curve, fraction * budget)) is not None]
+                for fraction in FRACTIONS
+            ]
+            cells = [_mean_sd(scores) for scores in at[row]]
+            own = min(meta["budget"] for meta, _ in runs)
+            ends = [s for _, c in runs if (s := score_at(c, own)) is not None]
+            # Each seed's end too: a mean hides one seed of three stuck where the others solve.
+            each = ", ".join(_mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
+            cells.append(f"{_mean_sd(ends)} at {_steps(own)} ({each})")
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
             for target in targets:
                 cells.append(_minutes([seconds_to(curve, target) for _, curve in runs]))
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
-            machines = "; ".join(sorted({f"{m['machine']}, {m['date']}" for m, _ in runs}))
+            machines = _machines([meta for meta, _ in runs])
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
             lines.append(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
+        if len(at) == 2:
+            first, second = at
+            verdicts = [_verdict(a, b) for a, b in zip(at[first], at[second], strict=True)]
+            lines.append("")
+            lines.append(
+                f"{env}, {first} against {second} at 25 / 50 / 100 %: " + "; ".join(verdicts)
+            )
+        lines.append(
+            ""
+        )  # a blank line ends the env's markdown table (or its verdict) before the next
+    while lines and not lines[-1]:
+        lines.pop()
     return lines
+
+
+def _verdict(a: list[float], b: list[float]) -> str:
+    """The difference of two rows' mean scores, its Welch t, and 'leads' / 'trails' where the
+    rows' mean ± sd ranges do not overlap (outside seed noise), else 'matches'."""
+    if len(a) < 2 or len(b) < 2:
+        return "fewer than 2 seeds"
+    (ma, sa), (mb, sb) = (
+        (statistics.mean(a), statistics.stdev(a)),
+        (statistics.mean(b), statistics.stdev(b)),
+    )
+    spread = (sa**2 / len(a) + sb**2 / len(b)) ** 0.5
+    t = f"Welch t {(ma - mb) / spread:.1f}" if spread > 0 else "no spread"
+    word = "leads" if ma - sa > mb + sb else "trails" if ma + sa < mb - sb else "matches"
+    return f"{ma - mb:+.3g} ({t}, {word})"
+
+
+def _runs(folder: Path, seeds: list[int]) -> list[tuple[dict, list[dict]]]:
+    """The stored (meta, curve) of each of `seeds` that has a curve file in `folder`."""
+    paths = [folder / f"seed{s}.jsonl" for s in seeds]
+    return [load(p) for p in paths if p.exists()]
+
+
+def _machines(metas: list[dict]) -> str:
+    """'machine, date' of a row's runs, each pair once, with the range of the 1-minute load
+    averages its runs recorded: wall times of runs beside other work are loaded figures."""
+    groups: dict[str, list[float]] = {}
+    for meta in metas:
+        groups.setdefault(f"{meta['machine']}, {meta['date']}", []).extend(meta.get("load", []))
+    texts = []
+    for text, loads in sorted(groups.items()):
+        if loads:
+            text += f", loaded (1-min load {min(loads):.1f}-{max(loads):.1f})"
+        texts.append(text)
+    return "; ".join(texts)
+
+
+def _steps(steps: float) -> str:
+    """A step count as the table writes it: 99.8k, 5M, 13.3M."""
+    if steps < 1e6:
+        return f"{steps / 1e3:.3g}k"
+    return f"{steps / 1e6:.3g}M"
 
 
 def _minutes(seconds: list[float | None]) -> str:
@@ -127,9 +199,12 @@ def _minutes(seconds: list[float | None]) -> str:
 def _mean_sd(scores: list[float]) -> str:
     if not scores:
         return "-"
+    # Scores below 10 in size (memory's and connect4's fractions, squared's -1..1) keep 3
+    # decimals; points (breakout, pong, cartpole) keep 1.
+    digits = 3 if max(abs(x) for x in scores) < 10 else 1
     if len(scores) == 1:
-        return f"{scores[0]:.1f} (1 seed)"
-    return f"{statistics.mean(scores):.1f} ± {statistics.stdev(scores):.1f}"
+        return f"{scores[0]:.{digits}f} (1 seed)"
+    return f"{statistics.mean(scores):.{digits}f} ± {statistics.stdev(scores):.{digits}f}"
 
 
 def main() -> None:
@@ -165,10 +240,12 @@ def main() -> None:
                     path = Path(args.out) / env / row / f"seed{seed}.jsonl"
                     if path.exists():
                         continue
+                    load_before = os.getloadavg()[0]
                     curve = run_ours(env, seed, args.threads, flags(env, row))
                     meta = record(
                         "pufferlib4_learn", env=env, row=row, seed=seed,
                         budget=curve[-1]["step"], threads=args.threads,
+                        load=[load_before, os.getloadavg()[0]],
                     )  # fmt: skip
                     store(path, meta, curve)
                     print(f"{env} {row} seed {seed}: {curve[-1].get('score')}", flush=True)

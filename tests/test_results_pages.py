@@ -13,22 +13,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "docs" / "results"
 # Each script whose `--write` puts its table into a results page, and the markers' name there.
+# The envs of the PufferNet learning table, as the page's command names them.
+LEARNING_TABLE_ENVS = ("breakout", "cartpole", "memory", "pong", "squared")
 WRITERS = {"pufferlib4_learn": "ocean.md", "ocean_learn": "ocean.md", "profile_train": "train.md"}
 
 
 def test_the_pufferlib4_table_is_what_the_committed_curves_give(benchmark_script) -> None:
     script = benchmark_script("pufferlib4_learn")
     page = benchmark_script("results_page")
-    # The command the page names: breakout, seeds 0-2, both rows, the committed folder.
+    # The command the page names: its envs, seeds 0-2, both rows, the committed folder.
     args = argparse.Namespace(
-        envs=["breakout"],
+        envs=list(LEARNING_TABLE_ENVS),
         seeds=[0, 1, 2],
         rows=list(script.ROWS),
         out=str(ROOT / "benchmarks" / "results" / "pufferlib4"),
         targets=None,
     )
     table = script.report(args)
-    assert len(table) == 4 and table[2].startswith("| breakout | pufferlib4 | 0, 1, 2 |")
+    assert table[2].startswith("| breakout | pufferlib4 | 0, 1, 2 |")
+    assert sum(line.startswith("| pong | ") for line in table) == 2
     assert page.table_in(PAGES / "ocean.md", "pufferlib4_learn") == table
 
 
@@ -37,7 +40,7 @@ def test_each_script_writes_into_a_page_that_holds_its_markers(name: str, benchm
     script = benchmark_script(name)
     assert script.PAGE == PAGES / WRITERS[name]
     lines = benchmark_script("results_page").table_in(script.PAGE, name)
-    assert lines and all(line.startswith("|") for line in lines), f"{name}'s block holds no table"
+    assert lines and lines[0].startswith("|"), f"{name}'s block holds no table"
 
 
 def test_writing_a_table_replaces_only_the_marked_lines(tmp_path: Path, benchmark_script) -> None:

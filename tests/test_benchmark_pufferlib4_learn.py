@@ -14,13 +14,12 @@ def _store(path: Path, budget: int, points: list[tuple[int, float]], **meta: obj
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def _table(benchmark_script, out: Path, capsys) -> dict[str, list[str]]:
+def _table(benchmark_script, out: Path) -> dict[str, list[str]]:
     learn = benchmark_script("pufferlib4_learn")
     args = argparse.Namespace(
         envs=["pong"], rows=["pufferlib4", "pufferlib3"], seeds=[0], out=str(out), targets=None
     )
-    learn.report(args)
-    lines = capsys.readouterr().out.splitlines()
+    lines = learn.report(args)
     cells = {line.split(" | ")[1]: line.split(" | ") for line in lines if line.startswith("| pong")}
     cells["header"] = lines[0].split(" | ")
     # A markdown table: the delimiter row has as many cells as the header and every row.
@@ -29,7 +28,7 @@ def _table(benchmark_script, out: Path, capsys) -> dict[str, list[str]]:
 
 
 def test_rows_of_different_budgets_are_read_at_the_smaller_ones_steps(
-    tmp_path: Path, benchmark_script, capsys
+    tmp_path: Path, benchmark_script
 ) -> None:
     # pufferlib4 trains 4M steps, pufferlib3 8M: 25/50/100 % are 1M/2M/4M for both rows.
     _store(tmp_path / "pong/pufferlib4/seed0.jsonl", 4_000_000,
@@ -37,7 +36,7 @@ def test_rows_of_different_budgets_are_read_at_the_smaller_ones_steps(
     _store(tmp_path / "pong/pufferlib3/seed0.jsonl", 8_000_000,
            [(1_000_000, -1.0), (2_000_000, -2.0), (4_000_000, -4.0), (8_000_000, -8.0)],
            load=[2.0, 3.5])  # fmt: skip
-    table = _table(benchmark_script, tmp_path, capsys)
+    table = _table(benchmark_script, tmp_path)
     assert "25 % of 4M" in table["header"][3]
     assert table["pufferlib4"][3:7] == ["1.000 (1 seed)", "2.000 (1 seed)", "4.000 (1 seed)",
                                         "4.000 (1 seed) at 4M (4.000)"]  # fmt: skip

@@ -74,7 +74,7 @@ def test_every_game_is_an_id_with_the_procgen_config() -> None:
     for game in GAMES:
         creator = env_creator(f"procgen-{game}")
         assert creator.func is ProcgenEnv and creator.keywords == {"game": game}
-        assert creator.config_file.name == "procgen.toml"
+        assert [source.name for source in creator.config_sources] == ["procgen.toml"]
     assert len(GAMES) == 16
 
 

@@ -228,8 +228,9 @@ def launch_worker(
     parent_pid: int,
 ) -> IsolatedProcess:
     """Start worker `index` of a `Multiprocessing` in `launch`'s interpreter (built first if
-    need be); the arguments after `agents_per_env` (rows of one env) are `worker_main`'s. `wake` and `done` must be named semaphores
-    (a spawn context's): the worker opens them by name."""
+    need be); the arguments after `agents_per_env` (rows of one env) are `worker_main`'s.
+    `wake` and `done` must be named semaphores (a spawn context's): the worker opens them by
+    name."""
     python = launch.interpreter.ensure()
     semaphores = {
         name: [sem._semlock.kind, sem._semlock.maxvalue, sem._semlock.name]

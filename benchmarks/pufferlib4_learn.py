@@ -182,8 +182,8 @@ def report(args: argparse.Namespace) -> list[str]:
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
         # The first stored row against each other one, each on its own line.
-        first, *others = at
-        for other in others:
+        names = list(at)
+        for first, other in ((names[0], name) for name in names[1:]):
             verdicts = [_verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
             lines.append("")
             lines.append(

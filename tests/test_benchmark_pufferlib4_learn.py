@@ -111,3 +111,16 @@ def test_the_pl3_row_asks_for_pufferlib_s_venv(tmp_path: Path, benchmark_script)
     args.pufferlib = str(tmp_path)  # a folder without bin/python
     with pytest.raises(SystemExit, match="no bin/python or venv/bin/python"):
         learn.run_pl3(args, "pong", 0, tmp_path / "seed0.jsonl")
+
+
+def test_an_env_with_no_stored_run_gives_each_row_as_not_run(
+    tmp_path: Path, benchmark_script
+) -> None:
+    learn = benchmark_script("pufferlib4_learn")
+    args = argparse.Namespace(
+        envs=["pong"], rows=list(learn.ROWS), seeds=[0], out=str(tmp_path), targets=None
+    )
+    lines = learn.report(args)
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    assert [(row[1], row[3]) for row in cells] == [(row, "not run") for row in learn.ROWS]
+    assert lines[1].count("|") == lines[0].count("|") == lines[2].count("|")

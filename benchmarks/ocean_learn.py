@@ -54,7 +54,8 @@ LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance"
 
 # Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
 # `train` with its config, one JSON line per logged epoch on stdout. The dashboard is silenced;
-# its final evaluation (32 more epochs after training) is not part of the curve. Its Serial
+# the process ends with training: its final evaluation (32 more epochs; 5 minutes of cartpole's
+# on 2 cores) is not part of the curve. Its Serial
 # backend builds only `vec.batch_size` env objects, and its "auto" batch is half of
 # `vec.num_envs`: the batch size is passed as every env object, so all its agents run (without
 # it, breakout ran 4,096 agents in 262,144-step batches, not its config's 8,192 and 524,288).
@@ -62,7 +63,7 @@ LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance"
 PUFFERLIB_SCRIPT = (
     f"LOSSES = {LOSSES!r}\n"
     + """
-import json, sys, time, torch
+import json, os, sys, time, torch
 env, seed, threads, steps, objects, device = sys.argv[1:7]
 torch.set_num_threads(int(threads))
 sys.argv = ["puffer", "--train.device", device, "--train.seed", seed,
@@ -82,6 +83,8 @@ def mean_and_log(self):
         # Its logs carry the losses of the epoch before (it stores them after logging).
         row.update({k: float(logs["losses/" + k]) for k in LOSSES if "losses/" + k in logs})
         print("ROW " + json.dumps(row), flush=True)
+        if self.global_step >= self.config["total_timesteps"]:
+            os._exit(0)  # trained: its final evaluation (32 more epochs) is no part of the curve
     return logs
 pufferl.PuffeRL.mean_and_log = mean_and_log
 pufferl.train(env)
@@ -125,6 +128,27 @@ def run_pufferlib(
         if child.returncode != 0 or not rows:
             raise SystemExit(f"PufferLib's trainer failed on {env}:\n{err.read()[-3000:]}")
     return rows
+
+
+def pufferlib_row(
+    python: Path,
+    env: str,
+    seed: int,
+    threads: int,
+    config: dict[str, dict[str, object]],
+    path: Path,
+    device: str = "cpu",
+) -> list[dict]:
+    """PufferLib's trainer on `env` at `config` (`pufferlib_config`, its budget
+    `train.total_timesteps`), every env object it configures (`vec.num_envs`) on the CPU, its
+    shipped vec backend on CUDA; its epochs stream to `path`'s `.partial` twin while it runs
+    (removed once it ends)."""
+    objects = 0 if device == "cuda" else int(config.get("vec", {}).get("num_envs", 1))
+    partial = path.with_suffix(".partial")
+    steps = int(config["train"]["total_timesteps"])
+    curve = run_pufferlib(python, env, seed, threads, steps, objects, partial, device)
+    partial.unlink()
+    return curve
 
 
 def run_ours(
@@ -173,10 +197,7 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
         config["train"]["total_timesteps"] = args.budget
     steps = int(config["train"]["total_timesteps"])
     if row == "pufferlib":
-        objects = 0 if args.device == "cuda" else int(config.get("vec", {}).get("num_envs", 1))
-        partial = path.with_suffix(".partial")
-        curve = run_pufferlib(python, env, seed, args.threads, steps, objects, partial, args.device)
-        partial.unlink()
+        curve = pufferlib_row(python, env, seed, args.threads, config, path, args.device)
     elif row == "same":
         curve = run_ours(env, seed, args.threads, ours_from_pufferlib(config), args.device)
     else:

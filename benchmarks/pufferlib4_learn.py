@@ -7,7 +7,11 @@ Rows per env and seed:
   with PufferNet as its policy; each file's comment says which and why);
 - `pufferlib3`: `puffer train ENV --config benchmarks/configs/pufferlib3_ENV.toml`, the policy
   and config shipped before PufferNet (PufferLib 3.0's config for breakout, pong, connect4 and
-  squared; each file's comment says what it is).
+  squared; each file's comment says what it is);
+- `pl3`: PufferLib 3.0's own trainer (`pufferl.train("puffer_ENV")`, the venv built by
+  shared/anchors/pl3/setup.sh, given as `--pufferlib DIR`) at its own shipped `.ini`, all its
+  agents, to its own budget (`ocean_learn.pufferlib_row`: its Serial backend steps every env
+  object of the config in one process, one torch thread).
 
 Each run's curve (steps, score, steps/s, loss statistics; the first line its machine, date and
 the 1-minute load average before and after it) is stored as `--out/ENV/ROW/seedS.jsonl`, by
@@ -17,12 +21,15 @@ into the page). A run made by hand (`puffer train ...`, e.g. beside
 other work) is stored with `--import RUN_DIR`. The table gives mean ± sd over the seeds of the
 score at 25 %, 50 % and 100 % of the smallest budget among the env's rows (the last logged
 window at or before each point, the same steps for every row), then at the end of the row's own
-budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up),
-its training time to each of `--targets` (breakout: 400, 800 and PufferLib 5.0's published
-863.97) and the median steps/s; runs that recorded a load average are labelled loaded.
+budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up,
+the same rule for both trainers), the steps and training time each seed took to first log a
+score at or above each of `--targets` (by default `WAYPOINTS`, then PufferLib 5.0's published
+score; "not reached in N steps" where it never did) and the median steps/s; runs that recorded
+a load average are labelled loaded.
 
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --threads 1
     uv run python benchmarks/pufferlib4_learn.py breakout --import experiments/breakout/RUN --seed 0
+    uv run python benchmarks/pufferlib4_learn.py pong --rows pl3 --pufferlib /work/pl3venv
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --report --write
 """
 
@@ -34,18 +41,24 @@ import os
 import statistics
 from pathlib import Path
 
-from ocean_learn import LOSSES, load, run_ours, score_at, seconds_to
+from ocean_learn import LOSSES, load, pufferlib_row, run_ours, score_at
+from peers import pufferlib_config, pufferlib_python
 from results_page import PAGES, write_table
 
 from puffer.cli.bench import record
 
 HERE = Path(__file__).parent
 PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` markers there
-ROWS = ("pufferlib4", "pufferlib3")
+ROWS = ("pufferlib4", "pufferlib3", "pl3")
 # The points of the budget each row's score is read at (of the env's smallest budget).
 FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
 TARGETS = {"breakout": 863.97, "pong": 21.0, "cartpole": 200.0, "connect4": 0.966}
+# Scores timed on the way there: a published score no row reaches (pong's 21, every point of
+# every game) leaves a column of "not reached" that says nothing of the rows' pace.
+WAYPOINTS = {"breakout": (400.0, 800.0), "pong": (20.0,)}
+# The steps PufferLib 5.0 took to its published score, where its page gives them.
+TARGET_STEPS = {"breakout": "108.5M"}
 
 
 def flags(env: str, row: str) -> list[str]:
@@ -54,6 +67,18 @@ def flags(env: str, row: str) -> list[str]:
     if not path.exists():
         raise SystemExit(f"no {path.name} for the {row} row of {env}")
     return ["--config", str(path)]
+
+
+def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> list[dict]:
+    """The `pl3` row: PufferLib 3.0's trainer at its shipped config for `env`."""
+    if args.pufferlib is None:
+        raise SystemExit(
+            "the pl3 row runs PufferLib 3.0's trainer: pass --pufferlib DIR, the venv built by "
+            "shared/anchors/pl3/setup.sh (or leave pl3 out of --rows)"
+        )
+    python = pufferlib_python(args.pufferlib)
+    config = pufferlib_config(python, env)
+    return pufferlib_row(python, env, seed, args.threads, config, path)
 
 
 def curve_of(metrics: Path) -> list[dict]:
@@ -91,11 +116,34 @@ def training_seconds(curve: list[dict]) -> float:
     return seconds
 
 
+def reach(curve: list[dict], target: float) -> tuple[int, float] | None:
+    """(steps, training seconds) at the first logged score at or above `target`; None if the
+    run never logged one."""
+    for i, point in enumerate(curve):
+        if point.get("score", float("-inf")) >= target:
+            return point["step"], training_seconds(curve[: i + 1])
+    return None
+
+
+def _to_target(curves: list[list[dict]], target: float) -> str:
+    """Each seed's steps and training minutes to `target`, or 'not reached in N steps' (once
+    where no seed reached it and every seed ran the same steps)."""
+    cells = []
+    for curve in curves:
+        got = reach(curve, target)
+        cells.append(
+            f"not reached in {_steps(curve[-1]['step'])} steps"
+            if got is None
+            else f"{_steps(got[0])} steps, {got[1] / 60:.1f} min"
+        )
+    return cells[0] if len(set(cells)) == 1 and cells[0].startswith("not") else "; ".join(cells)
+
+
 def report(args: argparse.Namespace) -> list[str]:
     """The table of the stored runs: one header per env, one line per row."""
     lines = []
     for env in args.envs:
-        targets = args.targets or [t for t in (400.0, 800.0) if env == "breakout"]
+        targets = args.targets or list(WAYPOINTS.get(env, ()))
         if env in TARGETS:
             targets = [*targets, TARGETS[env]]
         stored = {row: _runs(Path(args.out) / env / row, args.seeds) for row in args.rows}
@@ -106,7 +154,7 @@ def report(args: argparse.Namespace) -> list[str]:
         lines.append(
             f"| env | row | seeds | score at 25 % of {_steps(budget)} | 50 % | 100 % | "
             "end of its own budget | training time | "
-            + "".join(f"time to {t:g} | " for t in targets)
+            + "".join(f"to {t:g}{_theirs(env, t)} | " for t in targets)
             + "steps/s | machine, date |"
         )
         lines.append("|---" * (10 + len(targets)) + "|")
@@ -126,20 +174,20 @@ def report(args: argparse.Namespace) -> list[str]:
             each = ", ".join(_mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
             cells.append(f"{_mean_sd(ends)} at {_steps(own)} ({each})")
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
-            for target in targets:
-                cells.append(_minutes([seconds_to(curve, target) for _, curve in runs]))
+            cells.extend(_to_target([curve for _, curve in runs], target) for target in targets)
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
             machines = _machines([meta for meta, _ in runs])
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
             lines.append(
                 f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
             )
-        if len(at) == 2:
-            first, second = at
-            verdicts = [_verdict(a, b) for a, b in zip(at[first], at[second], strict=True)]
+        # The first stored row against each other one, each on its own line.
+        names = list(at)
+        for first, other in ((names[0], name) for name in names[1:]):
+            verdicts = [_verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
             lines.append("")
             lines.append(
-                f"{env}, {first} against {second} at 25 / 50 / 100 %: " + "; ".join(verdicts)
+                f"{env}, {first} against {other} at 25 / 50 / 100 %: " + "; ".join(verdicts)
             )
         lines.append(
             ""
@@ -147,6 +195,13 @@ def report(args: argparse.Namespace) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     return lines
+
+
+def _theirs(env: str, target: float) -> str:
+    """' (5.0: N steps)' after PufferLib 5.0's published score where its steps are known."""
+    if TARGETS.get(env) == target and env in TARGET_STEPS:
+        return f" (5.0: {TARGET_STEPS[env]} steps)"
+    return ""
 
 
 def _verdict(a: list[float], b: list[float]) -> str:
@@ -191,9 +246,9 @@ def _steps(steps: float) -> str:
     return f"{steps / 1e6:.3g}M"
 
 
-def _minutes(seconds: list[float | None]) -> str:
-    """Each seed's minutes, 'never' where it did not get there."""
-    return ", ".join("never" if s is None else f"{s / 60:.1f}" for s in seconds) + " min"
+def _minutes(seconds: list[float]) -> str:
+    """Each seed's minutes."""
+    return ", ".join(f"{s / 60:.1f}" for s in seconds) + " min"
 
 
 def _mean_sd(scores: list[float]) -> str:
@@ -215,8 +270,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--out", default=str(HERE / "results" / "pufferlib4"))
     parser.add_argument(
+        "--pufferlib", metavar="DIR",
+        help="PufferLib 3.0's venv (shared/anchors/pl3/setup.sh), for the pl3 row",
+    )  # fmt: skip
+    parser.add_argument(
         "--targets", type=float, nargs="+",
-        help="scores to time (default: 400 and 800 for breakout, then PufferLib 5.0's score)",
+        help="scores to time (default: WAYPOINTS' for the env, then PufferLib 5.0's score)",
     )  # fmt: skip
     parser.add_argument("--report", action="store_true", help="print the table only")
     parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
@@ -241,7 +300,10 @@ def main() -> None:
                     if path.exists():
                         continue
                     load_before = os.getloadavg()[0]
-                    curve = run_ours(env, seed, args.threads, flags(env, row))
+                    if row == "pl3":
+                        curve = run_pl3(args, env, seed, path)
+                    else:
+                        curve = run_ours(env, seed, args.threads, flags(env, row))
                     meta = record(
                         "pufferlib4_learn", env=env, row=row, seed=seed,
                         budget=curve[-1]["step"], threads=args.threads,

@@ -17,7 +17,7 @@ into the page). A run made by hand (`puffer train ...`, e.g. beside
 other work) is stored with `--import RUN_DIR`. The table gives mean ± sd over the seeds of the
 score at 25 %, 50 % and 100 % of the smallest budget among the env's rows (the last logged
 window at or before each point, the same steps for every row), then at the end of the row's own
-budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up),
+budget, each seed's training time (the logged iterations' steps at their steps/s: no start-up),
 its training time to each of `--targets` (breakout: 400, 800 and PufferLib 5.0's published
 863.97) and the median steps/s; runs that recorded a load average are labelled loaded.
 

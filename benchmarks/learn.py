@@ -50,10 +50,10 @@ from puffer.train.config import ENCODER_DTYPES, MATMUL_PRECISIONS
 from puffer.train.run import make_vecenv
 from puffer.train.runtime import apply_torch_settings
 
-# Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many epochs).
-# 390 epochs of 256 steps: 99,840 steps, inside the 100k budget. Returns reach ~100 at
+# Tuned for sample efficiency on CartPole (the RL-zoo style: small batch, many update epochs).
+# 390 iterations of 256 steps: 99,840 steps, inside the 100k budget. Returns reach ~100 at
 # gamma 0.99, so the value clip is set out of reach (100): at 0.2 the value could move only
-# 0.2 per epoch and lagged the returns. Seeds 0-14, both cases: best and final mean >= 475.
+# 0.2 per iteration and lagged the returns. Seeds 0-14, both cases: best and final mean >= 475.
 CARTPOLE = {
     "total_timesteps": 99_840,
     "horizon": 32,

@@ -16,11 +16,11 @@ puffer_ENV --train.device cuda` does.
 
 Each run writes its curve (steps, score, wall time) to `--out/ENV/ROW/seedS.jsonl` and is
 skipped when that file already holds a finished run, so a long table fills over several
-sittings (a PufferLib run appends each epoch to `seedS.partial` while it runs, so a cut-off
+sittings (a PufferLib run appends each iteration to `seedS.partial` while it runs, so a cut-off
 run still shows how far it got); `--report` prints the table from the stored curves only, and
 `--write` also puts it into docs/results/ocean.md (between its `ocean_learn` markers). The
 table gives the score (the env's `score` log, the last logged window at or before the point)
-at 25 %, 50 % and 100 % of the budget, the median steps/s of the run's epochs, and its wall
+at 25 %, 50 % and 100 % of the budget, the median steps/s of the run's iterations, and its wall
 time.
 
     uv run python benchmarks/ocean_learn.py breakout pong --seeds 0 1 2 --pufferlib /work/pl3 \\
@@ -53,8 +53,8 @@ ROWS = ("pufferlib", "same", "shipped")
 LOSSES = ("entropy", "approx_kl", "clipfrac", "value_loss", "explained_variance")
 
 # Run by PufferLib's interpreter from a scratch folder (its import writes ./resources): its
-# `train` with its config, one JSON line per logged epoch on stdout. The dashboard is silenced;
-# the process ends with training: its final evaluation (32 more epochs; 5 minutes of cartpole's
+# `train` with its config, one JSON line per logged iteration on stdout. The dashboard is silenced;
+# the process ends with training: its final evaluation (32 more iterations; 5 minutes of cartpole's
 # on 2 cores) is not part of the curve. Its Serial
 # backend builds only `vec.batch_size` env objects, and its "auto" batch is half of
 # `vec.num_envs`: the batch size is passed as every env object, so all its agents run (without
@@ -80,11 +80,11 @@ def mean_and_log(self):
                "wall": time.time() - start}
         if "environment/score" in logs:
             row["score"] = float(logs["environment/score"])
-        # Its logs carry the losses of the epoch before (it stores them after logging).
+        # Its logs carry the losses of the iteration before (it stores them after logging).
         row.update({k: float(logs["losses/" + k]) for k in LOSSES if "losses/" + k in logs})
         print("ROW " + json.dumps(row), flush=True)
         if self.global_step >= self.config["total_timesteps"]:
-            os._exit(0)  # trained: its final evaluation (32 more epochs) is no part of the curve
+            os._exit(0)  # trained: its final evaluation (32 more iterations) is no part of the curve
     return logs
 pufferl.PuffeRL.mean_and_log = mean_and_log
 pufferl.train(env)
@@ -104,7 +104,7 @@ def run_pufferlib(
 ) -> list[dict]:
     """PufferLib's `train` of `puffer_ENV` at its config on `device`: with `objects` env objects
     (its `vec.num_envs`) all stepped each batch in one process, or with `objects` 0 its shipped
-    vec backend as configured. Each logged epoch is appended to `partial` as it
+    vec backend as configured. Each logged iteration is appended to `partial` as it
     comes (a cut-off run keeps its curve so far) and every tenth of the budget is reported."""
     rows: list[dict] = []
     partial.parent.mkdir(parents=True, exist_ok=True)

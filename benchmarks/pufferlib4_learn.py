@@ -21,7 +21,7 @@ into the page). A run made by hand (`puffer train ...`, e.g. beside
 other work) is stored with `--import RUN_DIR`. The table gives mean ± sd over the seeds of the
 score at 25 %, 50 % and 100 % of the smallest budget among the env's rows (the last logged
 window at or before each point, the same steps for every row), then at the end of the row's own
-budget, each seed's training time (the logged epochs' steps at their steps/s: no start-up,
+budget, each seed's training time (the logged iterations' steps at their steps/s: no start-up,
 the same rule for both trainers), the steps and training time each seed took to first log a
 score at or above each of `--targets` (by default `WAYPOINTS`, then PufferLib 5.0's published
 score; "not reached in N steps" where it never did) and the median steps/s; runs that recorded

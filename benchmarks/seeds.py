@@ -4,10 +4,10 @@ The acceptance runs of the env families (Atari Pong >= +15 within 10M frames,
 MinAtar, DoorKey, Crafter, NetHack, pistonball) as one command. Every seed trains with the
 env's shipped TOML plus the arguments after `--`, keeping the TOML's step budget, so its
 learning-rate schedule is the shipped one; a run is stopped (SIGTERM: `puffer train` finishes
-the epoch and writes its checkpoint) once it passes `--steps` or when `--minutes` run out.
+the iteration and writes its checkpoint) once it passes `--steps` or when `--minutes` run out.
 Every `--report` seconds it prints one line per seed; at the end, per seed: steps and frames
 reached, wall time, steps/s, the mean of `--metric` over the episodes that the last `--window`
-logged epochs finished, and the first step at which that windowed mean reached `--target`.
+logged iterations finished, and the first step at which that windowed mean reached `--target`.
 `--stop-at-target` stops a run there. `--resume` continues the runs in `--data-dir` from their
 checkpoints (same arguments after `--`), so one measurement can span several sittings: the
 metrics, the first step at the target and the wall time then count from each run's start.
@@ -57,7 +57,7 @@ class Progress:
 
     steps: int = 0
     sps: float = 0.0
-    window_mean: float | None = None  # the metric over the last `window` epochs' episodes
+    window_mean: float | None = None  # the metric over the last `window` iterations' episodes
     first_reached: int | None = None  # the first step where that mean reached the target
 
 
@@ -65,13 +65,13 @@ def read_progress(metrics: Path, metric: str, window: int, target: float | None)
     """What a run's metrics.jsonl says so far (complete rows only: the run may be writing one).
 
     The windowed mean weights each epoch's mean by the episodes it finished
-    (`performance/episodes`), so it is the mean over those episodes, not over epochs.
+    (`performance/episodes`), so it is the mean over those episodes, not over iterations.
     """
     progress = Progress()
     if not metrics.exists():
         return progress
     key = f"environment/{metric}"
-    recent: deque[tuple[float, float]] = deque(maxlen=window)  # (epoch mean, episodes)
+    recent: deque[tuple[float, float]] = deque(maxlen=window)  # (iteration mean, episodes)
     for row in read_jsonl(metrics):
         progress.steps = int(row.get(STEP, row.get("step", progress.steps)))
         progress.sps = row.get("performance/sps", progress.sps)
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, help="stop every run after this wall time")
     parser.add_argument("--metric", default="episode_return", help="episode stat to follow")
     parser.add_argument("--target", type=float, help="report the first step the mean reaches")
-    parser.add_argument("--window", type=int, default=20, help="logged epochs in the mean")
+    parser.add_argument("--window", type=int, default=20, help="logged iterations in the mean")
     parser.add_argument("--report", type=float, default=60.0, help="seconds between reports")
     parser.add_argument("--data-dir", help="where the runs go (default: a temporary folder)")
     parser.add_argument("--json", help="also write the summary to this file")
@@ -240,7 +240,7 @@ def main() -> None:
         failed = "" if process.returncode in (0, 128 + signal.SIGTERM) else " FAILED"
         print(
             f"seed {seed}{failed}: {p.steps:,} steps ({p.steps * skip:,} frames), "
-            f"{p.sps:,.0f} steps/s, {args.metric} over the last {args.window} epochs "
+            f"{p.sps:,.0f} steps/s, {args.metric} over the last {args.window} iterations "
             f"{mean}{reached}; {seed_wall / 60:.1f} min in all; exit code {process.returncode}, "
             f"log {log}"
         )

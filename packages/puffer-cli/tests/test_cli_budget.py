@@ -22,6 +22,6 @@ def test_a_budget_under_one_batch_is_not_changed_silently() -> None:
     output = " ".join(result.output.split())
     assert (
         "note: train.total_timesteps 100 is less than one batch of 256 agent steps (8 agents x "
-        "horizon 32); training 1 epoch = 256 steps" in output
+        "horizon 32); training 1 iteration = 256 steps" in output
     )
-    assert "done: 256 steps in 1 epoch;" in output
+    assert "done: 256 steps in 1 iteration;" in output

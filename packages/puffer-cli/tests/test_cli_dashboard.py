@@ -78,7 +78,7 @@ def _expected_runs(data: Path) -> set[str]:
 
 
 def _logged(run: Path, metric: str) -> int:
-    """Epochs of a run that logged `metric` (an epoch in which no episode ended logs none)."""
+    """Iterations of a run that logged `metric` (one in which no episode ended logs none)."""
     rows = [json.loads(line) for line in (run / RunPaths.METRICS).read_text().splitlines()]
     return sum(row.get(metric) is not None for row in rows)
 
@@ -207,7 +207,7 @@ def test_dashboard_refreshes_while_a_run_goes_on(experiments, browser, tmp_path)
         before = _curve_length(browser, server.url)
         metrics = data / "breakout" / run.name / RunPaths.METRICS
         last = json.loads(metrics.read_text().splitlines()[-1])
-        with metrics.open("a") as file:  # what the trainer appends after its next epoch
+        with metrics.open("a") as file:  # what the trainer appends after its next iteration
             file.write(json.dumps({**last, "step": last["step"] + 2048}) + "\n")
         browser.wait_for(f"{CURVE}.data[0].x.length === {before + 1}")
         assert browser.console_errors == []

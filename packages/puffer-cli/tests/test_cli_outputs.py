@@ -23,10 +23,11 @@ pytestmark = pytest.mark.slow
 
 _SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
 PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]
-# An epoch's line, or (while an epoch runs longer than 5 s) the line saying it is in progress.
+# An iteration's line, or (while an iteration runs longer than 5 s) the line saying it is in
+# progress.
 LINE = re.compile(
-    r"^\[(?:(\d+)m )?(\d+)s\] cartpole (?:first epoch in progress$|step [\d,]+/[\d,]+ \(\d+%\) \| "
-    r"(?:[\d,]+ steps/s \||epoch [\d,]+/[\d,]+ in progress$))"
+    r"^\[(?:(\d+)m )?(\d+)s\] cartpole (?:first iteration in progress$|step [\d,]+/[\d,]+ \(\d+%\) \| "
+    r"(?:[\d,]+ steps/s \||iteration [\d,]+/[\d,]+ in progress$))"
 )
 
 
@@ -59,8 +60,8 @@ def test_train_into_a_log_file_writes_progress_lines(tmp_path: Path) -> None:
     )  # fmt: skip
     lines = [line for line in text.splitlines() if line.startswith("[")]
     seconds = [_seconds(line) for line in lines]
-    # A line at least every 10 s of training: every 5 s by default at epoch ends, and while an
-    # epoch runs longer (a loaded machine), one saying it is in progress; the first within 60 s
+    # A line at least every 10 s of training: every 5 s by default at iteration ends, and while an
+    # iteration runs longer (a loaded machine), one saying it is in progress; the first within 60 s
     # of the start, a generous bound for building envs on a loaded machine.
     assert seconds[0] <= 60 and len(lines) >= 2
     assert all(b - a <= 10 for a, b in itertools.pairwise(seconds)), seconds

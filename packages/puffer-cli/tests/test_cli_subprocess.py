@@ -127,7 +127,7 @@ def test_list_in_a_pipe(tmp_path: Path) -> None:
 
 def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
     done = puffer(
-        "sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", "--train.update-epochs",
+        "sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", "--train.update-iterations",
         "1", *TINY, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -146,9 +146,9 @@ def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
 
 def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> None:
     """SIGINT mid-run: exit 130, a loadable checkpoint, a resume command that finishes the
-    run, and every epoch's metrics row exactly once."""
+    run, and every iteration's metrics row exactly once."""
     total, batch = 300 * 256, 256  # cartpole.toml's batch
-    args = ["--train.total-timesteps", str(total), "--train.update-epochs", "2",
+    args = ["--train.total-timesteps", str(total), "--train.update-iterations", "2",
             "--train.device", "cpu", "--train.checkpoint-interval", "1000"]  # fmt: skip
     env = {**os.environ, "COLUMNS": "400"}
     child = subprocess.Popen(
@@ -173,7 +173,7 @@ def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> N
     checkpoint = tmp_path / out.split("checkpoint: ")[1].split()[0]
     stopped_at = torch.load(checkpoint, weights_only=True)["trainer"]["global_step"]
     assert 0 < stopped_at < total
-    # Nothing after the checkpoint was logged: the last row is the checkpointed epoch.
+    # Nothing after the checkpoint was logged: the last row is the checkpointed iteration.
     rows = read_jsonl(checkpoint.parent / "metrics.jsonl")
     assert rows[-1]["step"] == stopped_at
 
@@ -279,7 +279,7 @@ def test_a_killed_worker_checkpoints_the_last_finished_update_which_resumes(
     def two_epochs(workers: list[int]) -> bool:
         return metrics.is_file() and metrics.read_bytes().count(b"\n") >= 2
 
-    # No periodic checkpoint within the run (every 1,000 epochs or 5 minutes): all it trained
+    # No periodic checkpoint within the run (every 1,000 iterations or 5 minutes): all it trained
     # is in the one the worker's death writes, or lost.
     args = ["--train.run-id", "r1", "--train.checkpoint-interval", "1000"]
     child, workers = _train_until(tmp_path, two_epochs, *args)
@@ -295,7 +295,7 @@ def test_a_killed_worker_checkpoints_the_last_finished_update_which_resumes(
         err,
     ), err
     trainer = torch.load(metrics.with_name("checkpoint.pt"), weights_only=True)["trainer"]
-    assert (trainer["global_step"], trainer["epoch"]) == (last, len(rows))
+    assert (trainer["global_step"], trainer["iteration"]) == (last, len(rows))
     more = ["--train.resume", "true", "--train.total-timesteps", str(last + 2 * batch)]
     resumed = puffer("train", "cartpole", "--no-dashboard", *MULTIPROCESSING, *args, *more,
                      cwd=tmp_path)  # fmt: skip

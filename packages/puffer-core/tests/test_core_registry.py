@@ -87,6 +87,7 @@ MODULES = [
     "emulation",
     "pettingzoo",
     "registry",
+    "vectorization",
     "machine",
     "_install",
 ]

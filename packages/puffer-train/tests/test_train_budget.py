@@ -1,4 +1,4 @@
-"""A budget that is not a whole number of batches: rounded up to whole epochs, and said so."""
+"""A budget that is not a whole number of batches: rounded up to whole iterations, and said so."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_a_budget_between_batches_says_the_steps_it_trains() -> None:
     note = budget_note(_sizes(1000), 1000)
     assert note == (
         "train.total_timesteps 1,000 is not a whole number of batches of 256 agent steps "
-        "(8 agents x horizon 32); training 4 epochs = 1,024 steps, rounded up"
+        "(8 agents x horizon 32); training 4 iterations = 1,024 steps, rounded up"
     )
 
 
@@ -29,7 +29,7 @@ def test_a_budget_under_one_batch_says_it_trains_a_whole_batch() -> None:
     note = budget_note(_sizes(20_000, horizon=512, agents=1024), 20_000)
     assert note is not None
     assert note.startswith("train.total_timesteps 20,000 is less than one batch of 524,288")
-    assert "training 1 epoch = 524,288 steps" in note and "lower train.horizon" in note
+    assert "training 1 iteration = 524,288 steps" in note and "lower train.horizon" in note
 
 
 def test_ranks_share_the_batch_in_the_note() -> None:
@@ -49,5 +49,5 @@ def test_train_tells_its_caller_and_trains_the_rounded_budget(tmp_path: Path) ->
     assert result.global_step == 64 and result.iterations == 1
     assert notes == [
         "train.total_timesteps 40 is less than one batch of 64 agent steps (4 agents x horizon "
-        "16); training 1 epoch = 64 steps (for fewer, lower train.horizon or the env's agents)"
+        "16); training 1 iteration = 64 steps (for fewer, lower train.horizon or the env's agents)"
     ]

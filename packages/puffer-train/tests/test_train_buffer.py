@@ -103,15 +103,15 @@ def test_sync_rows_are_aligned_across_epochs() -> None:
         trainer.collect()
         _check_rows(trainer, 3)
         trainer.train()
-    # Each epoch starts where the last one stopped: no env step is lost or repeated.
+    # Each iteration starts where the last one stopped: no env step is lost or repeated.
     first = trainer.buffer.observations[0, 0, 0]
-    assert first == 2 * 2 * 5  # two epochs of 2 chunks of 5 steps for agent 0
+    assert first == 2 * 2 * 5  # two iterations of 2 chunks of 5 steps for agent 0
     assert trainer.global_step == 3 * 30
     env.close()
 
 
 def test_async_vecenv_rows_are_aligned() -> None:
-    vec = Serial(lambda buf=None: CounterEnv(2, buf=buf), num_envs=4, batch_size=2)
+    vec = Serial(lambda buf=None: CounterEnv(2, buf=buf), num_instances=4, instances_per_recv=2)
     trainer = _trainer(vec)
     for _ in range(2):
         trainer.collect()
@@ -136,7 +136,7 @@ def test_vec_config_asks_for_async_batches(tmp_path) -> None:
     finally:
         vec.close()
     result = train("gym-CartPole-v1", config)
-    # 8 epochs of 4 envs x 16 steps; async rows that filled their segments early keep
+    # 8 iterations of 4 envs x 16 steps; async rows that filled their segments early keep
     # stepping (those steps count as taken) until the slowest row fills its own.
     assert result.iterations == 8 and result.global_step >= 512
     # VecConfig refuses async batches without a vectorizer when it is built
@@ -151,7 +151,7 @@ def test_vec_config_asks_for_async_batches(tmp_path) -> None:
 def test_training_replays_the_rollout_sequence(recurrent: str, async_: bool) -> None:
     """Stored segment-start states + cuts reproduce the rollout's log-probs and values."""
     if async_:
-        vec = Serial(lambda buf=None: CounterEnv(2, buf=buf), num_envs=4, batch_size=2)
+        vec = Serial(lambda buf=None: CounterEnv(2, buf=buf), num_instances=4, instances_per_recv=2)
     else:
         vec = CounterEnv(4)
     trainer = _trainer(vec, recurrent)

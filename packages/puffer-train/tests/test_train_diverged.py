@@ -21,7 +21,7 @@ def test_nan_parameters_raise_diverged_error_at_the_epoch_end() -> None:
             param.fill_(float("nan"))
     trainer.collect()
     with pytest.raises(
-        DivergedError, match=r"training diverged at epoch 1 .*policy_loss.*learning_rate"
+        DivergedError, match=r"training diverged at iteration 1 .*policy_loss.*learning_rate"
     ):
         trainer.train()
     assert issubclass(DivergedError, PufferError)  # the CLI prints it as one line

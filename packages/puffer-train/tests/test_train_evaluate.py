@@ -11,7 +11,7 @@ import torch
 from gymnasium import spaces
 
 import puffer.train.evaluate
-from puffer.core import PufferEnv, env_creator
+from puffer.core import PufferEnv
 from puffer.train import PolicyConfig, evaluate_episodes, make_policy
 from puffer.train.evaluate import episode_count, episode_means, one_instance
 
@@ -75,7 +75,7 @@ def test_max_steps_counts_agent_steps() -> None:
 
 
 def test_an_ocean_instance_reports_whole_episodes_with_their_returns() -> None:
-    env = one_instance(env_creator("squared"), {})
+    env = one_instance("squared", {})
     assert env.num_envs == 1 and env.log_interval == 1 and env.render_mode == "rgb_array"
     stats = evaluate_episodes(_policy(env), env, episodes=5, seed=0)
     assert episode_count(stats) >= 5

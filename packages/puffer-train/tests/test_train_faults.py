@@ -172,7 +172,7 @@ class _Opaque:
                 "rng": {},
                 "config": {},
             },
-            r"its trainer entry lacks an integer global_step and epoch",
+            r"its trainer entry lacks an integer global_step and iteration",
         ),
         (_Opaque(), r"it holds objects other than tensors and plain containers"),
     ],

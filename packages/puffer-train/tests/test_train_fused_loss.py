@@ -166,7 +166,7 @@ def test_fused_loss_applies_to_float32_categorical_heads_on_cpu():
 
 
 def test_trainer_with_and_without_the_fused_loss_agrees():
-    """Two epochs of Ocean breakout from the same seed, Adam (Muon's bfloat16 would round the
+    """Two iterations of Ocean breakout from the same seed, Adam (Muon's bfloat16 would round the
     last-bit differences up): the same losses and parameters to float rounding."""
     results = []
     for fused in (False, True):

@@ -35,7 +35,7 @@ def _final_score(
 def test_default_trainer_learns_cartpole() -> None:
     """Muon, prioritized segment replay, V-trace-clipped puff advantage, LR and beta annealing:
     all at their defaults; only sizes, the discount and LR, passes and the value clip are set
-    (a 0.2 clip lets the value move 0.2 per epoch toward returns of ~100). Ocean cartpole
+    (a 0.2 clip lets the value move 0.2 per iteration toward returns of ~100). Ocean cartpole
     (PufferLib's: 200-step episodes): random play lasts about 22 steps; with env seeds 0, 1, 2
     (the policy's init from torch seed 0) it reaches 95, 161 and 137 at 200k steps with
     PufferLib's Muon and value refresh (seeds 0-2 reached 147, 136 and 86 before, with torch's

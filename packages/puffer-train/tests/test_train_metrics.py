@@ -23,7 +23,7 @@ from puffer.train import (
     make_policy,
 )
 from puffer.train.dashboard import Dashboard
-from puffer.train.metrics import read_jsonl
+from puffer.train.metrics import read_jsonl, read_metrics, truncate_jsonl
 from puffer.train.progress import ProgressLines
 from puffer.train.pufferl import TIME_SPLIT
 from puffer.train.score import RunScore, ScoredSinks
@@ -33,8 +33,8 @@ METRICS = {
     "losses/policy_loss": -0.01,
     "losses/value_loss": math.nan,
     "performance/sps": 123456.0,
-    "performance/epoch": 3.0,
-    "performance/epochs": 10.0,
+    "performance/iteration": 3.0,
+    "performance/iterations": 10.0,
     "performance/time_left": 75.0,
     "time/env": 0.25,
     "time/rollout": 0.1,
@@ -86,7 +86,7 @@ def test_dashboard_draws_every_section() -> None:
         "cartpole",
         "SPS 123.5k",
         "steps 4.1k",
-        "epoch 3/10",
+        "iteration 3/10",
         "episode_return",
         "policy_loss",
         "env",
@@ -105,7 +105,7 @@ def test_dashboard_shows_the_score_and_its_episodes() -> None:
     )
     scored = ScoredSinks([dashboard], score)
     scored.log({**METRICS, "performance/episodes": 40.0}, step=4096)
-    # An epoch in which no episode ended keeps the env table of the score's episodes.
+    # An iteration in which no episode ended keeps the env table of the score's episodes.
     scored.log({k: v for k, v in METRICS.items() if not k.startswith("environment/")}, 8192)
     dashboard.close()
     last = out.getvalue().split("puffer · cartpole")[-1]
@@ -118,8 +118,8 @@ def test_progress_lines_say_steps_speed_score_losses_and_time_left() -> None:
     score = RunScore()
     lines = ScoredSinks([ProgressLines(out, interval=3600, label="cartpole", score=score)], score)
     lines.log({**METRICS, "performance/episodes": 40.0}, step=1024)
-    lines.log({**METRICS, "performance/epoch": 4.0}, step=2048)  # within the interval: none
-    lines.log({**METRICS, "performance/epoch": 10.0}, step=5120)  # the last epoch: always
+    lines.log({**METRICS, "performance/iteration": 4.0}, step=2048)  # within the interval: none
+    lines.log({**METRICS, "performance/iteration": 10.0}, step=5120)  # the last iteration: always
     written = out.getvalue().splitlines()
     assert len(written) == 2
     first = written[0]
@@ -140,13 +140,13 @@ def _wait_for(lines: io.StringIO, count: int, seconds: float = 30.0) -> list[str
 def test_progress_lines_say_an_epoch_is_in_progress_when_it_runs_long() -> None:
     out = io.StringIO()
     lines = ProgressLines(out, interval=0.01, label="cartpole", heartbeat=0.05)
-    # Before the first epoch ends: the run is alive.
-    assert _wait_for(out, 1)[0] == "[0s] cartpole first epoch in progress"
-    lines.log({**METRICS, "performance/epoch": 1.0}, step=1024)
+    # Before the first iteration ends: the run is alive.
+    assert _wait_for(out, 1)[0] == "[0s] cartpole first iteration in progress"
+    lines.log({**METRICS, "performance/iteration": 1.0}, step=1024)
     written = _wait_for(out, len(out.getvalue().splitlines()) + 2)
-    assert written[-1] == "[0s] cartpole step 1,024/10,240 (10%) | epoch 2/10 in progress"
-    # The last epoch's line is the last line: nothing is in progress after it.
-    lines.log({**METRICS, "performance/epoch": 10.0}, step=10240)
+    assert written[-1] == "[0s] cartpole step 1,024/10,240 (10%) | iteration 2/10 in progress"
+    # The last iteration's line is the last line: nothing is in progress after it.
+    lines.log({**METRICS, "performance/iteration": 10.0}, step=10240)
     count = len(out.getvalue().splitlines())
     time.sleep(0.3)
     assert len(out.getvalue().splitlines()) == count
@@ -211,7 +211,7 @@ def test_wandb_sink_offline_places_the_run(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_trainer_reports_where_the_time_goes() -> None:
-    """Every part of the split is in the metrics, each a fraction of the epoch, summing to 1."""
+    """Every part of the split is in the metrics, each a fraction of the iteration, summing to 1."""
     env = make("squared", num_envs=16)
     config = TrainConfig(horizon=8, minibatch_size=32, total_timesteps=256, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8, recurrent="lstm"), env))
@@ -223,12 +223,12 @@ def test_trainer_reports_where_the_time_goes() -> None:
     split = {key: metrics[f"time/{key}"] for key in (*TIME_SPLIT, "other")}
     assert all(0 <= value <= 1 for value in split.values()), split
     assert sum(split.values()) == pytest.approx(1.0, abs=1e-6)
-    # An epoch of 4 minibatches spends measurable time in each timed part of the update.
+    # An iteration of 4 minibatches spends measurable time in each timed part of the update.
     assert all(split[key] > 0 for key in ("rollout", "forward", "backward", "optimizer")), split
 
 
 def test_metrics_count_the_episodes_their_means_cover() -> None:
-    """`performance/episodes` is the number of episodes averaged in this epoch's env means."""
+    """`performance/episodes` is the number of episodes averaged in this iteration's env means."""
     env = puffer.vector.make("gym-CartPole-v1", num_instances=4, seed=0)
     config = TrainConfig(horizon=64, minibatch_size=64, total_timesteps=256, device="cpu")
     trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=8), env))
@@ -243,8 +243,8 @@ def test_metrics_count_the_episodes_their_means_cover() -> None:
 
 
 def test_time_left_reads_the_runs_average_rate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One slow epoch (a loaded machine) moves the time left by the run's average, not by
-    that epoch's rate alone."""
+    """One slow iteration (a loaded machine) moves the time left by the run's average, not by
+    that iteration's rate alone."""
     clock = [0.0]
     monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
     env = make("squared", num_envs=16)  # a batch of 16 agents x horizon 8 = 128 steps
@@ -258,7 +258,8 @@ def test_time_left_reads_the_runs_average_rate(monkeypatch: pytest.MonkeyPatch) 
         left.append(trainer.mean_and_log()["performance/time_left"])
     trainer.close()
     env.close()
-    # 3 epochs left at 1 s each, then 2; after the 10 s epoch, 1 epoch at the 4 s average.
+    # 3 iterations left at 1 s each, then 2; after the 10 s iteration, 1 iteration at the 4 s
+    # average.
     assert left == pytest.approx([3.0, 2.0, 4.0])
 
 
@@ -272,19 +273,35 @@ def test_a_progress_line_counts_one_episode_in_the_singular() -> None:
 
 
 def test_no_in_progress_line_while_epochs_keep_ending(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Epochs ending between due lines keep the heartbeat quiet, so an in-progress line never
-    comes a moment before the epoch line that is due (the same progress twice)."""
+    """Iterations ending between due lines keep the heartbeat quiet, so an in-progress line never
+    comes a moment before the iteration line that is due (the same progress twice)."""
     clock = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     out = io.StringIO()
     lines = ProgressLines(out, interval=30, label="cartpole", heartbeat=5)
-    for now, epoch in ((1.0, 1.0), (20.0, 2.0)):  # the second is within the interval: no line
+    for now, iteration in ((1.0, 1.0), (20.0, 2.0)):  # the second is within the interval: no line
         clock[0] = now
-        lines.log({**METRICS, "performance/epoch": epoch}, step=int(1024 * epoch))
-    clock[0] = 31.0  # 30 s since the last line, 11 s since an epoch ended
+        lines.log({**METRICS, "performance/iteration": iteration}, step=int(1024 * iteration))
+    clock[0] = 31.0  # 30 s since the last line, 11 s since an iteration ended
     lines.beat()
     clock[0] = 31.5
-    lines.log({**METRICS, "performance/epoch": 3.0}, step=3072)
+    lines.log({**METRICS, "performance/iteration": 3.0}, step=3072)
     lines.close()
     written = out.getvalue().splitlines()
     assert len(written) == 2 and "in progress" not in out.getvalue(), written
+
+
+def test_rows_logged_under_the_old_names_read_under_the_new(tmp_path: Path) -> None:
+    """Runs logged `performance/epoch(s)` before the rename; every reader renames them, and a
+    row that holds both names keeps the new one's value."""
+    path = tmp_path / "metrics.jsonl"
+    old = '{"step": 1, "performance/epoch": 1.0, "performance/epochs": 2.0}\n'
+    both = '{"step": 2, "performance/epoch": 9.0, "performance/iteration": 2.0}\n'
+    path.write_text(old + both)
+    rows = read_metrics(path).rows
+    assert rows == [
+        {"step": 1, "performance/iteration": 1.0, "performance/iterations": 2.0},
+        {"step": 2, "performance/iteration": 2.0},
+    ]
+    # Truncating for a resume keeps the lines as they were written, and reads them renamed.
+    assert truncate_jsonl(path, 1).rows == rows[:1] and path.read_text() == old

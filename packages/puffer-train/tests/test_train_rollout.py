@@ -137,8 +137,8 @@ def test_held_step_survives_a_checkpoint_round_trip() -> None:
 
 @pytest.mark.parametrize("recurrent_state", ["carry", "zero"])
 def test_recurrent_state_at_an_epoch_start(recurrent_state: str) -> None:
-    """'carry' acts and replays the second epoch's segments (which start mid-episode: episodes
-    last 5 steps, segments 3) from the state the first epoch left; 'zero' from zeros."""
+    """'carry' acts and replays the second iteration's segments (which start mid-episode: episodes
+    last 5 steps, segments 3) from the state the first iteration left; 'zero' from zeros."""
     env = RecordingEnv(num_agents=2)
     config = Config(
         train=TrainConfig(

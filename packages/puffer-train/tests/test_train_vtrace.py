@@ -1,6 +1,6 @@
 """`train.vtrace`: on, every minibatch's advantages are re-weighted by V-trace with the ratios
-that the epoch's earlier minibatches left (PufferLib's trainer); off, the epoch trains on plain
-GAE of its rollout, computed once (CleanRL and SB3)."""
+that the iteration's earlier minibatches left (PufferLib's trainer); off, the iteration trains on
+plain GAE of its rollout, computed once (CleanRL and SB3)."""
 
 from __future__ import annotations
 

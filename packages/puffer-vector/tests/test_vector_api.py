@@ -75,12 +75,12 @@ def test_vector_float_actions_must_be_floats() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"num_workers": 3}, r"num_workers=3 must divide num_envs=4"),
+        ({"num_workers": 3}, r"num_workers=3 must divide num_instances=4"),
         (
             {"num_workers": 2, "instances_per_recv": 1},
-            r"batch_size=1 must divide .* envs_per_worker=2",
+            r"instances_per_recv=1 must divide .* envs_per_worker=2",
         ),
-        ({"num_workers": 2, "instances_per_recv": 3}, r"batch_size=3"),
+        ({"num_workers": 2, "instances_per_recv": 3}, r"instances_per_recv=3"),
         ({"backend": "threads"}, r"unknown backend 'threads'; use one of"),
     ],
 )
@@ -90,8 +90,10 @@ def test_vector_rejects_bad_sizes(kwargs, match) -> None:
 
 
 def test_vector_sync_calls_refuse_partial_batches() -> None:
-    with Serial(DeterministicEnv, 4, batch_size=2) as vec:
-        with pytest.raises(APIUsageError, match=r"batch_size=2 < num_envs=4; use async_reset"):
+    with Serial(DeterministicEnv, 4, instances_per_recv=2) as vec:
+        with pytest.raises(
+            APIUsageError, match=r"instances_per_recv=2 < num_instances=4; use async_reset"
+        ):
             vec.reset(seed=0)
 
 
@@ -114,14 +116,16 @@ def test_vector_batches_are_views_of_the_shared_buffer(backend) -> None:
 
 
 def test_vector_gathered_batches_are_copies_with_their_rows() -> None:
-    with Multiprocessing(DeterministicEnv, 4, num_workers=4, batch_size=2, zero_copy=False) as v:
+    with Multiprocessing(
+        DeterministicEnv, 4, num_workers=4, instances_per_recv=2, zero_copy=False
+    ) as v:
         v.async_reset(seed=0)
         obs, _, _, _, _, agent_ids, _ = v.recv()
         assert np.array_equal(obs, v.buf.observations[agent_ids])
 
 
 def test_vector_recv_returns_the_first_ready_block() -> None:
-    with Multiprocessing(DeterministicEnv, 4, num_workers=2, batch_size=2) as vec:
+    with Multiprocessing(DeterministicEnv, 4, num_workers=2, instances_per_recv=2) as vec:
         vec.async_reset(seed=0)
         first = vec.recv()[5].tolist()
         stalled = vec.worker_pids[first[0] // 2]
@@ -161,6 +165,20 @@ def test_make_refuses_the_old_keywords_naming_the_new(old: str, new: str) -> Non
         make(DeterministicEnv, **{old: 2})
 
 
+@pytest.mark.parametrize("cls", [Serial, Multiprocessing])
+@pytest.mark.parametrize(
+    ("old", "new"), [("num_envs", "num_instances"), ("batch_size", "instances_per_recv")]
+)
+def test_the_classes_refuse_the_old_keywords_naming_the_new(cls: type, old: str, new: str) -> None:
+    name = cls.__name__
+    with pytest.raises(
+        TypeError, match=rf"^{name}\({old}=\.\.\.\) was renamed {new}.*pass {new}=2$"
+    ):
+        cls(DeterministicEnv, **{old: 2})
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'envs'$"):
+        cls(DeterministicEnv, envs=2)
+
+
 def test_make_takes_the_vec_config_names() -> None:
     with make(DeterministicEnv, num_instances=4, num_workers=2, instances_per_recv=2) as vec:
-        assert (vec.num_envs, vec.batch_size) == (4, 2)
+        assert (vec.num_instances, vec.instances_per_recv) == (4, 2)

@@ -53,10 +53,10 @@ def test_vector_construction_failure_in_a_worker_is_raised_and_cleaned_up() -> N
     assert "RuntimeError: cannot build this env in a worker" in info.value.remote_traceback
 
 
-@pytest.mark.parametrize("batch_size", [4, 2])
-def test_vector_killed_worker_is_reported(batch_size) -> None:
+@pytest.mark.parametrize("per_recv", [4, 2])
+def test_vector_killed_worker_is_reported(per_recv) -> None:
     vec = Multiprocessing(
-        SleepyEnv, 4, num_workers=2, batch_size=batch_size, env_kwargs={"seconds": 0.05}
+        SleepyEnv, 4, num_workers=2, instances_per_recv=per_recv, env_kwargs={"seconds": 0.05}
     )
     vec.async_reset(seed=0)
     ids = vec.recv()[5]

@@ -37,7 +37,7 @@ def test_vector_gym_refuses_partial_batches() -> None:
     vec = make(DeterministicEnv, 4, num_workers=4, instances_per_recv=2)
     with pytest.raises(
         APIUsageError,
-        match=r"batch_size=2 < num_envs=4; make it synchronous: leave .*instances_per_recv",
+        match=r"instances_per_recv=2 < num_instances=4; make it synchronous: leave .*instances_per_rec",
     ):
         VectorEnv(vec)
     vec.close()

@@ -216,7 +216,7 @@ def test_isolated_adapter_error_comes_back_as_a_traceback(counter, tmp_path, ven
 
 @pytest.mark.parametrize("zero_copy", [True, False])
 def test_isolated_workers_serve_async_batches(counter, zero_copy):
-    vec = Multiprocessing(counter, 4, num_workers=4, batch_size=2, zero_copy=zero_copy)
+    vec = Multiprocessing(counter, 4, num_workers=4, instances_per_recv=2, zero_copy=zero_copy)
     vec.async_reset(seed=0)
     for _ in range(8):
         obs, _, _, _, _, agent_ids, _ = vec.recv()

@@ -85,7 +85,7 @@ def test_env_access_and_errors() -> None:
     env.close()
 
     vec = make("gym-CartPole-v1", 4, num_workers=2, instances_per_recv=2)
-    with pytest.raises(APIUsageError, match=r"batch_size=2 < num_envs=4"):
+    with pytest.raises(APIUsageError, match=r"instances_per_recv=2 < num_instances=4"):
         VecEnv(vec)
     vec.close()
 

@@ -26,6 +26,7 @@ from puffer.core.registry import (
     registered_envs,
     resolve_gym_id,
 )
+from puffer.core.vectorization import Vectorization, declared_vectorization
 
 __version__ = "0.1.0"
 
@@ -43,11 +44,13 @@ __all__ = [
     "PettingZooPufferEnv",
     "PufferEnv",
     "PufferError",
+    "Vectorization",
     "WorkerError",
     "action_checker",
     "action_dtype",
     "action_layout",
     "check_actions",
+    "declared_vectorization",
     "emulate_pettingzoo",
     "env_creator",
     "gym_creator",

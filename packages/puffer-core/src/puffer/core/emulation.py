@@ -30,6 +30,7 @@ from puffer.core.layout import (
     nativize,
     observation_layout,
 )
+from puffer.core.vectorization import Vectorization
 
 __all__ = [
     "ACTION_MASK_KEY",
@@ -234,6 +235,7 @@ class EmulatedEnv(PufferEnv):
 
     env: Any
     name: str
+    vectorization = Vectorization.SINGLE  # one wrapped env per object
 
     def render(self) -> Any:
         """The wrapped env's `render()` (per its `render_mode`)."""

@@ -12,7 +12,7 @@ instead be built with `NEXT_STEP` for Gymnasium code that needs it (`autoreset_m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -22,6 +22,7 @@ from gymnasium.vector.utils import batch_space
 from puffer.core.actions import action_checker, no_check, value_checker
 from puffer.core.buffer import Buffer
 from puffer.core.errors import APIUsageError
+from puffer.core.vectorization import Vectorization
 
 __all__ = ["PufferEnv"]
 
@@ -66,6 +67,10 @@ class PufferEnv:
     obs_layout: Any = None
     action_layout: Any = None
     render_mode: str | None = None
+    # What a creator of this class makes ('native': it steps `num_envs` copies itself;
+    # 'single': one env per object), declared by each family's base class and read by
+    # `puffer.core.declared_vectorization`; the trainer picks the backend from it.
+    vectorization: ClassVar[Vectorization]
     # Native envs that check action ranges themselves (in C) set this False; shape and dtype
     # are still checked by `step` on every call.
     check_action_ranges: bool = True

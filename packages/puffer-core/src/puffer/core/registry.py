@@ -23,7 +23,9 @@ MiniGrid, a `pettingzoo-` id without PettingZoo, `atari-breakout` without puffer
 `MissingPackageError` naming the failed import and the install line (`puffer.core._install`).
 
 Envs with a training config of their own declare it: an Ocean class or a puffer-envs creator
-carries `config_sources`, the ordered TOML layers of its config. The PPO configs of the Python
+carries `config_sources`, the ordered TOML layers of its config. Every creator declares its
+`vectorization` (`puffer.core.vectorization`): Ocean and puffer-envs creators 'native', the
+Gymnasium and PettingZoo creators made here 'single'. The PPO configs of the Python
 envs emulated here (`gym-<id>`, `pettingzoo-<id>`) are the trainer's, in puffer-train
 (`puffer.train.config.sources`): this package holds the env contract, no hyperparameters.
 """
@@ -50,10 +52,12 @@ from puffer.core._install import (
 )
 from puffer.core.env import PufferEnv
 from puffer.core.errors import EnvNotFoundError, MissingPackageError
+from puffer.core.vectorization import Vectorization
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FAMILY_GROUP",
+    "SingleEnvCreator",
     "env_creator",
     "env_package",
     "gym_creator",
@@ -69,6 +73,12 @@ GYM_PREFIX = "gym-"
 # Older Gymnasium's plugin hook: `register_function` entry points, called before a lookup.
 PLUGIN_GROUP = "gymnasium.envs"
 PETTINGZOO_PREFIX = "pettingzoo-"
+
+
+class SingleEnvCreator(functools.partial):
+    """A creator of one emulated env per object (a Gymnasium or PettingZoo env), as declared."""
+
+    vectorization = Vectorization.SINGLE
 
 
 def _entries() -> dict[str, tuple[str, Callable[[], Any], str | None]]:
@@ -132,12 +142,7 @@ def env_creator(name: str) -> Callable[..., PufferEnv]:
         _require_pettingzoo(name)  # emulation needs it, whatever module the id names
         creator = _pettingzoo_creator(name[len(PETTINGZOO_PREFIX) :])
         if creator is not None:
-            from puffer.core.pettingzoo import emulate_pettingzoo
-
-            def make_pettingzoo(buf=None, **kwargs: Any) -> PufferEnv:
-                return emulate_pettingzoo(creator, env_kwargs=kwargs, buf=buf)
-
-            return make_pettingzoo
+            return SingleEnvCreator(_make_pettingzoo, creator)
     _raise_if_a_package_is_missing(name)
     close = difflib.get_close_matches(name, _known_names(), n=5, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "."
@@ -216,7 +221,7 @@ def gym_creator(
     """
     if not resolve_gym_id(env_id):
         env_creator(GYM_PREFIX + env_id)  # raises, with the close names
-    return functools.partial(_make_gym, env_id, autoreset_mode)
+    return SingleEnvCreator(_make_gym, env_id, autoreset_mode)
 
 
 def _make_gym(
@@ -226,6 +231,12 @@ def _make_gym(
 
     resolve_gym_id(env_id)
     return GymnasiumPufferEnv(env_id, env_kwargs=kwargs, buf=buf, autoreset_mode=autoreset_mode)
+
+
+def _make_pettingzoo(creator: Callable[..., Any], buf: Any = None, **kwargs: Any) -> PufferEnv:
+    from puffer.core.pettingzoo import emulate_pettingzoo
+
+    return emulate_pettingzoo(creator, env_kwargs=kwargs, buf=buf)
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""Creators: what the `puffer.envs` entry points name, each declaring its shipped TOML config."""
+"""Creators: what the `puffer.envs` entry points name, each declaring its shipped TOML config
+and its vectorization."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any
+
+from puffer.core import Vectorization
 
 __all__ = ["ShippedCreator", "config_file", "creator"]
 
@@ -17,17 +20,30 @@ def config_file(name: str) -> Traversable:
 
 
 class ShippedCreator(functools.partial):
-    """An env class with keywords bound, and the config sources its registration declares.
+    """An env class with keywords bound, and what its registration declares.
 
-    The trainer folds `config_sources` (here the family's TOML) into the env's config, and
-    reads the signature (the class's, less the bound keywords) for the keys [env] accepts.
+    The trainer folds `config_sources` (here the family's TOML) into the env's config, picks
+    the backend from `vectorization` (`puffer.core.declared_vectorization`), and reads the
+    signature (the class's, less the bound keywords) for the keys [env] accepts.
     """
 
     config_sources: tuple[Traversable, ...] = ()
+    vectorization: Vectorization
 
 
-def creator(env_class: Callable[..., Any], config: str, /, **fixed: Any) -> ShippedCreator:
-    """`env_class` with `fixed` keywords bound, declaring the family TOML `config` as its config."""
+def creator(
+    env_class: Callable[..., Any],
+    config: str,
+    /,
+    vectorization: Vectorization = Vectorization.NATIVE,
+    **fixed: Any,
+) -> ShippedCreator:
+    """`env_class` with `fixed` keywords bound, declaring the family TOML `config` as its config.
+
+    `vectorization` is 'native' for the families that step `num_envs` games in one object
+    (every family but PettingZoo's, whose creators make one multi-agent env: 'single').
+    """
     made = ShippedCreator(env_class, **fixed)
     made.config_sources = (config_file(config),)
+    made.vectorization = vectorization
     return made

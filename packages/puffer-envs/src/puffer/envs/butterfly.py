@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from puffer.core import Buffer
+from puffer.core import Buffer, Vectorization
 from puffer.envs._family import FAMILIES
 from puffer.envs._shipped import creator
 
@@ -176,5 +176,7 @@ def make_knights_archers_zombies(
     return PettingZooPufferEnv(env, buf=buf, seed=seed)
 
 
-pistonball = creator(make_pistonball, "butterfly-pistonball")
-knights_archers_zombies = creator(make_knights_archers_zombies, "butterfly-kaz")
+pistonball = creator(make_pistonball, "butterfly-pistonball", Vectorization.SINGLE)
+knights_archers_zombies = creator(
+    make_knights_archers_zombies, "butterfly-kaz", Vectorization.SINGLE
+)

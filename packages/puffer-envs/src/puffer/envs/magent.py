@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from puffer.core import Buffer
+from puffer.core import Buffer, Vectorization
 from puffer.envs._family import FAMILIES
 from puffer.envs._shipped import creator
 
@@ -46,4 +46,4 @@ def make_battle(
     return PettingZooPufferEnv(env, buf=buf, seed=seed)
 
 
-battle = creator(make_battle, "magent")
+battle = creator(make_battle, "magent", Vectorization.SINGLE)

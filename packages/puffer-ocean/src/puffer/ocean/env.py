@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from puffer.core import APIUsageError, Buffer, PufferEnv
+from puffer.core import APIUsageError, Buffer, PufferEnv, Vectorization
 from puffer.ocean import _ocean
 from puffer.ocean.render import frame_to_ansi
 
@@ -63,6 +63,7 @@ class OceanEnv(PufferEnv):
     # must cast into the int32/float32 buffer; the binding checks the buffer's ranges and
     # finiteness in C, on every step.
     check_action_ranges = False
+    vectorization = Vectorization.NATIVE  # `num_envs` instances in one C object
 
     def __init__(
         self,

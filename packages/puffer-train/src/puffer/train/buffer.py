@@ -6,7 +6,7 @@ the value the truncated episode bootstraps from. `next_values[s]` is V of the ob
 segment s's last row, so the advantage bootstraps instead of cutting. `states`
 hold the recurrent state at each segment start, so training replays the same sequence.
 
-Agent a fills segments a, N + a, 2N + a, ... (`chunks` of them per epoch). One extra row
+Agent a fills segments a, N + a, 2N + a, ... (`chunks` of them per iteration). One extra row
 (index `segments`, the scratch row) absorbs the steps an agent takes after its segments are full,
 which only happens with EnvPool-style async vecenvs whose blocks run ahead of others.
 """
@@ -118,7 +118,7 @@ class RolloutBuffer:
 
         A lockstep step writes one t of N segments: N elements T apart in a segment-major
         array, each in a cache line of its own, but one contiguous run in the twin.
-        `copy_steps_from` moves the epoch here in one transposed copy per array.
+        `copy_steps_from` moves the iteration here in one transposed copy per array.
         """
         arrays = {}
         for name in PER_STEP:
@@ -240,7 +240,7 @@ class Cursor:
         self._common: int | None = 0
         self._all_finished = False  # finished.all(), kept so the lockstep path never scans
 
-    def new_epoch(self) -> None:
+    def new_iteration(self) -> None:
         """Every agent starts filling its first segment again."""
         self.count[:] = 0
         self.finished[:] = False
@@ -272,7 +272,7 @@ class Cursor:
             if self._common == self.capacity:
                 self.finished[:] = self._all_finished = True
             start, t = int(self.prev_row[0]), int(self.prev_t[0])
-            if start == self.scratch:  # the epoch's first step: no row waits
+            if start == self.scratch:  # the iteration's first step: no row waits
                 return None, None
             closing = None
             if t == horizon - 1:
@@ -310,7 +310,7 @@ class Cursor:
         self.count[ids] = count + live
         self.prev_row[ids], self.prev_t[ids] = rows_np, t_np
         if not (self._common == self.capacity and len(ids) == n):
-            self._common = None  # agents out of step until the next epoch
+            self._common = None  # agents out of step until the next iteration
         return (self._tensor(rows_np), self._tensor(t_np)), self._tensor(live & (t_np == 0))
 
     def _tensor(self, array: np.ndarray) -> Tensor:

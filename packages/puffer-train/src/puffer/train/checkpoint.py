@@ -267,9 +267,13 @@ def load(path: str | Path) -> dict[str, Any]:
         problem = "its model, trainer or config entry is not a dict"
     elif bad := [k for k, v in state["config"].items() if not isinstance(v, dict)]:
         problem = f"its config section {bad[0]!r} is not a dict"
-    elif not all(type(state["trainer"].get(key)) is int for key in ("global_step", "epoch")):
-        problem = "its trainer entry lacks an integer global_step and epoch"
+    elif not all(
+        type(state["trainer"].get(key)) is int
+        for key in ("global_step", _iteration_key(state["trainer"]))
+    ):
+        problem = "its trainer entry lacks an integer global_step and iteration"
     else:
+        state["trainer"] = _trainer_keys_upgraded(state["trainer"])
         # From here on every reader sees the config as the typed sections parsed it.
         state["config"] = _renamed_keys_upgraded(state["config"])
         state["config"] = saved_config(state, path).to_dict()
@@ -307,6 +311,26 @@ def find_checkpoint(path: str, data_dir: str | Path, env_name: str) -> Path:
             "run directory, or 'latest'"
         )
     return candidate
+
+
+# Trainer-state keys renamed since checkpoints were first written, old: new. "epoch" counted
+# iterations (one collect and one update), now apart from `update_epochs` (passes per update).
+RENAMED_TRAINER_KEYS = {"epoch": "iteration"}
+
+
+def _iteration_key(trainer: dict[str, Any]) -> str:
+    """Where `trainer` holds its iteration count: "iteration", or "epoch" in an old one."""
+    return "epoch" if "iteration" not in trainer and "epoch" in trainer else "iteration"
+
+
+def _trainer_keys_upgraded(trainer: dict[str, Any]) -> dict[str, Any]:
+    """A saved trainer state with the keys renamed since it was written under their new names
+    (a checkpoint written before the rename resumes as it did)."""
+    upgraded = dict(trainer)
+    for old, new in RENAMED_TRAINER_KEYS.items():
+        if old in upgraded and new not in upgraded:
+            upgraded[new] = upgraded.pop(old)
+    return upgraded
 
 
 def _renamed_keys_upgraded(config: dict[str, Any]) -> dict[str, Any]:

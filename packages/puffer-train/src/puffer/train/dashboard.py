@@ -1,4 +1,4 @@
-"""A rich live terminal dashboard, as a metrics sink: SPS, steps, epoch, time left, losses, env
+"""A rich live terminal dashboard, as a metrics sink: SPS, steps, iteration, time left, losses, env
 stats and where the time goes."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _number(value: float) -> str:
 
 
 class Dashboard:
-    """Redraws one screen per epoch from the trainer's metrics dict.
+    """Redraws one screen per iteration from the trainer's metrics dict.
 
     Args:
         env_name: shown in the title.
@@ -55,8 +55,8 @@ class Dashboard:
     def render(self, metrics: dict[str, float], step: int) -> Group:
         """The dashboard for one metrics dict (also usable without a live screen).
 
-        The env table holds the statistics over the score's episodes (the last epochs with
-        100 episodes) when the dashboard has the run's score, else this epoch's means.
+        The env table holds the statistics over the score's episodes (the last iterations with
+        100 episodes) when the dashboard has the run's score, else this iteration's means.
         """
         score = f"score {_number(metrics.get(SCORE, math.nan))}"
         if self.score is not None:
@@ -65,8 +65,8 @@ class Dashboard:
         summary.add_row(
             f"SPS {_number(metrics.get('performance/sps', 0.0))}",
             f"steps {_number(step)}",
-            f"epoch {int(metrics.get('performance/epoch', 0))}"
-            f"/{int(metrics.get('performance/epochs', 0))}",
+            f"iteration {int(metrics.get('performance/iteration', 0))}"
+            f"/{int(metrics.get('performance/iterations', 0))}",
             score,
             f"elapsed {duration(time.perf_counter() - self._start)}",
             f"left {duration(metrics.get('performance/time_left', 0.0))}",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from puffer.core import PufferEnv
+from puffer.core import PufferEnv, Vectorization, declared_vectorization, env_creator
 from puffer.train.config import env_defaults
 from puffer.train.policies import Policy
 from puffer.train.rollout import Rollout
@@ -74,12 +74,16 @@ def episode_means(stats: Iterable[dict[str, float]]) -> dict[str, float]:
     return {key: total / weights[key] for key, total in sums.items()}
 
 
-def one_instance(creator: Callable[..., PufferEnv], env_config: dict[str, Any]) -> PufferEnv:
-    """One instance of an env to watch or play: `[env]` with `num_envs` 1 (where the creator
-    takes it), RGB frames, and episode stats reported every step (`log_interval` 1)."""
-    accepted = env_defaults(creator)
+def one_instance(name: str, env_config: dict[str, Any]) -> PufferEnv:
+    """One instance of an env to watch or play: `[env]` with `num_envs` 1 (a native creator's
+    count), RGB frames, and episode stats reported every step (`log_interval` 1, where the
+    creator takes it)."""
+    creator = env_creator(name)
     kwargs = dict(env_config, render_mode="rgb_array")
-    kwargs.update({k: 1 for k in ("num_envs", "log_interval") if k in accepted})
+    if declared_vectorization(creator, name) is Vectorization.NATIVE:
+        kwargs["num_envs"] = 1
+    if "log_interval" in env_defaults(creator):
+        kwargs["log_interval"] = 1
     return creator(**kwargs)
 
 

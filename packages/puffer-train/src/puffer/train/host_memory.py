@@ -4,7 +4,7 @@ Every forward/backward pass allocates and frees tens of MB of activations (an 8,
 pass: a 16 MiB gate tensor, its 16 MiB gradient, the 16 MiB input projection, ...). glibc serves
 blocks above its mmap threshold with fresh `mmap`s and unmaps them on free (and trims the heap's
 free top), so each pass page-faults the same memory in again: 4,000-43,000 minor faults per
-epoch of Ocean breakout with LSTM 128, minibatch 32,768; its `train()` took 0.35-0.42 s that
+iteration of Ocean breakout with LSTM 128, minibatch 32,768; its `train()` took 0.35-0.42 s that
 way and 0.32-0.37 s with this (alternating runs, 2-core Xeon, 2026-11-26).
 `keep_freed_memory` moves the threshold to its ceiling and turns trimming off, so those blocks
 come from the heap and are reused warm. The process then keeps its peak heap until it exits.

@@ -21,7 +21,7 @@ LIMITS: dict[tuple[str, str], tuple[int, str]] = {
     ("policy", "hidden_size"): (1 << 16, "units per layer"),
     ("policy", "num_layers"): (1 << 10, "layers"),
     ("train", "horizon"): (1 << 20, "steps per segment"),
-    ("train", "batch_size"): (1 << 32, "agent steps per epoch"),
+    ("train", "batch_size"): (1 << 32, "agent steps per iteration"),
     ("train", "minibatch_size"): (1 << 32, "agent steps per minibatch"),
     # Steps are counted in int64 and shown as floats: past 2**53 a float drops steps.
     ("train", "total_timesteps"): (1 << 53, "agent steps in one run"),

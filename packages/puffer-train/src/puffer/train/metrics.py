@@ -1,8 +1,9 @@
-"""Metric sinks: the trainer emits one flat `{name: float}` dict per epoch to each sink.
+"""Metric sinks: the trainer emits one flat `{name: float}` dict per iteration to each sink.
 
 A sink is anything with `log(metrics, step)` and `close()`. This module holds the interface and
 the JSONL file sink; the rich dashboard and wandb sinks live in their own modules so the trainer
-never imports either library.
+never imports either library. Its readers hand every row on with the metric names of today
+(`RENAMED_METRICS`), so the files of older runs read as new ones do.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from puffer.train.storage import atomic_write, open_append, writing
 
 __all__ = [
+    "RENAMED_METRICS",
     "JSONLSink",
     "MetricsRows",
     "MetricsSink",
@@ -27,9 +29,18 @@ __all__ = [
 ]
 
 
+# Metric names renamed since runs first logged them, old: new. "epoch" counted iterations (one
+# collect and one update), now apart from `update_epochs` (passes over each batch); the files a
+# run wrote before keep the old names, which every reader here renames.
+RENAMED_METRICS = {
+    "performance/epoch": "performance/iteration",
+    "performance/epochs": "performance/iterations",
+}
+
+
 @runtime_checkable
 class MetricsSink(Protocol):
-    """Receives the trainer's per-epoch metrics."""
+    """Receives the trainer's per-iteration metrics."""
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         """Record `metrics` (flat, `section/name` keys) at agent step `step`."""
@@ -39,7 +50,7 @@ class MetricsSink(Protocol):
 
 
 class JSONLSink:
-    """Appends one JSON object per epoch (`{"step": ..., **metrics}`) to `path`.
+    """Appends one JSON object per iteration (`{"step": ..., **metrics}`) to `path`.
 
     Appending keeps a resumed run's history in the same file; the file is never opened through
     a symlink (`open_append`). Non-finite floats are written as null so every line stays valid
@@ -95,7 +106,19 @@ def _lines(data: bytes) -> Iterator[tuple[bytes, dict[str, Any] | None]]:
             row = None  # RecursionError: nested too deep for json, so no trainer wrote it
         if not isinstance(row, dict) or not _finite_number(row.get("step")):
             row = None
-        yield line, row
+        yield line, row if row is None else _renamed(row)
+
+
+def _renamed(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with its metrics under today's names (`RENAMED_METRICS`); a row written under both
+    keeps the new one."""
+    if not RENAMED_METRICS.keys() & row.keys():
+        return row
+    return {
+        RENAMED_METRICS.get(key, key): value
+        for key, value in row.items()
+        if not (key in RENAMED_METRICS and RENAMED_METRICS[key] in row)
+    }
 
 
 def _finite_number(value: object) -> bool:
@@ -129,7 +152,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 
 def truncate_jsonl(path: str | Path, last_step: float) -> MetricsRows:
-    """Keep only the rows logged up to `last_step` (a resumed run logs later epochs again).
+    """Keep only the rows logged up to `last_step` (a resumed run logs later iterations again).
 
     Dropped as well: a last line cut short by a kill, and lines that are not rows (see
     `MetricsRows.skipped`), which a resumed run would otherwise keep tripping over. The file

@@ -6,7 +6,7 @@
                         dashboard's "config off its defaults" is config.json against it)
         config.toml     the resolved CLI config (`puffer train` writes it; `--config` reloads it)
         checkpoint.pt   model, optimizer, trainer state, RNG streams, env state (atomic)
-        metrics.jsonl   one JSON object per epoch, appended across resumes
+        metrics.jsonl   one JSON object per iteration, appended across resumes
         .lock           held (flock) by the one process training in the directory
         eval.gif        `puffer eval`'s latest video (a copy when --video wrote one
                         elsewhere): the one the dashboard shows

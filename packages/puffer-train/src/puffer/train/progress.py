@@ -1,10 +1,11 @@
 """Plain progress lines, for output that is not a terminal (a file, a pipe, a batch job's log).
 
 `ProgressLines` is a metrics sink that writes one line at most every `interval` seconds (and
-always for the first and the last epoch), which tools like `tail -f`, Slurm and CI logs show as
-it comes; while an epoch takes longer than `heartbeat` seconds (the first one, a loaded machine,
-a large batch), a shorter line says which epoch is in progress, so the log never goes quiet for
-longer (and while epochs keep ending, no such line comes between them). `Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
+always for the first and the last iteration), which tools like `tail -f`, Slurm and CI logs show
+as it comes; while an iteration takes longer than `heartbeat` seconds (the first one, a loaded
+machine, a large batch), a shorter line says which iteration is in progress, so the log never
+goes quiet for longer (and while iterations keep ending, no such line comes between them).
+`Ticker` is the clock it uses, shared by the other long commands (eval, sweeps).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from puffer.train.score import SCORE, SCORE_EPISODES, RunScore
 
 __all__ = ["HEARTBEAT", "LOSSES_SHOWN", "ProgressLines", "Ticker", "counted", "duration"]
 
-# Seconds without a line after which ProgressLines says the run is still in an epoch.
+# Seconds without a line after which ProgressLines says the run is still in an iteration.
 HEARTBEAT = 5.0
 
 # The losses a line shows, in this order (all of them are in the metrics file).
@@ -48,8 +49,8 @@ def counted(n: float, noun: str) -> str:
     """`1 episode`, `2 episodes`, `1,024 episodes`: a count with its noun in the right number.
 
     Example:
-        >>> counted(1, "episode"), counted(1024, "episode"), counted(0, "epoch")
-        ('1 episode', '1,024 episodes', '0 epochs')
+        >>> counted(1, "episode"), counted(1024, "episode"), counted(0, "iteration")
+        ('1 episode', '1,024 episodes', '0 iterations')
     """
     n = int(n)
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
@@ -81,7 +82,7 @@ class Ticker:
 
 
 class ProgressLines:
-    """Writes a progress line per `interval` seconds of training, from each epoch's metrics.
+    """Writes a progress line per `interval` seconds of training, from each iteration's metrics.
 
     A line: elapsed time, steps done of the total, steps per second, the score (its statistic
     and the episodes it averages), the main losses and the time left, e.g.
@@ -90,14 +91,15 @@ class ProgressLines:
         episodes) | policy_loss -0.012 value_loss 0.41 entropy 1.02 approx_kl 0.003 |
         left 7m 27s
 
-    Between epochs that take longer, a line every `max(interval, heartbeat)` seconds says the
-    run is alive: `[1m 58s] cartpole step 512/99,840 (1%) | epoch 3/390 in progress` (before
-    the first epoch ends: `[12s] cartpole first epoch in progress`). A background thread writes
-    those; it ends with the last epoch's line, `close()`, or the sink itself.
+    Between iterations that take longer, a line every `max(interval, heartbeat)` seconds says
+    the run is alive: `[1m 58s] cartpole step 512/99,840 (1%) | iteration 3/390 in progress`
+    (before the first iteration ends: `[12s] cartpole first iteration in progress`). A
+    background thread writes those; it ends with the last iteration's line, `close()`, or the
+    sink itself.
 
     Args:
         file: where to write (flushed after each line).
-        interval: seconds between lines (the first and the last epoch always get one).
+        interval: seconds between lines (the first and the last iteration always get one).
         label: written before each line (e.g. the env, or a sweep's run).
         score: the run's score, which names the statistic scored.
         heartbeat: the longest quiet between two lines, unless `interval` is longer.
@@ -118,9 +120,9 @@ class ProgressLines:
         self.closed = False
         self._quiet = max(interval, heartbeat)
         self._lock = threading.Lock()
-        # When an epoch last ended or a line was written: while epochs keep ending, the run is
-        # plainly alive and the next due epoch line follows; an in-progress line then would
-        # only repeat the epoch line written a moment later.
+        # When an iteration last ended or a line was written: while iterations keep ending, the
+        # run is plainly alive and the next due iteration line follows; an in-progress line then
+        # would only repeat the iteration line written a moment later.
         self._active = time.monotonic()
         self._latest: tuple[dict[str, float], int] | None = None
         self._stop = threading.Event()
@@ -134,12 +136,13 @@ class ProgressLines:
         self._beats.start()
 
     def log(self, metrics: dict[str, float], step: int) -> None:
-        last = metrics.get("performance/epoch", 0) >= metrics.get("performance/epochs", math.inf)
+        iteration, iterations = _iterations(metrics)
+        last = iterations > 0 and iteration >= iterations
         with self._lock:
             self._latest = (metrics, step)
             self._active = time.monotonic()
             if last:
-                self._stop.set()  # nothing is in progress after the last epoch
+                self._stop.set()  # nothing is in progress after the last iteration
             if self.ticker.due() or last:
                 self._write(self.line(metrics, step))
 
@@ -154,14 +157,14 @@ class ProgressLines:
                 self._stop.set()
 
     def waiting_line(self) -> str:
-        """The line for an epoch still in progress."""
+        """The line for an iteration still in progress."""
         if self._latest is None:
-            return f"{self._prefix()} first epoch in progress"
+            return f"{self._prefix()} first iteration in progress"
         metrics, step = self._latest
-        epoch, epochs = metrics.get("performance/epoch", 0), metrics.get("performance/epochs", 0)
-        return f"{self._prefix()} {self._done(step, epoch, epochs)} | epoch {epoch + 1:,.0f}" + (
-            f"/{epochs:,.0f} in progress" if epochs > 0 else " in progress"
-        )
+        iteration, iterations = _iterations(metrics)
+        done = self._done(step, iteration, iterations)
+        of = f"/{iterations:,.0f}" if iterations > 0 else ""
+        return f"{self._prefix()} {done} | iteration {iteration + 1:,.0f}{of} in progress"
 
     def _write(self, text: str) -> None:
         self.file.write(text + "\n")
@@ -172,19 +175,21 @@ class ProgressLines:
         return f"[{duration(self.ticker.elapsed)}]{' ' + self.label if self.label else ''}"
 
     @staticmethod
-    def _done(step: int, epoch: float, epochs: float) -> str:
+    def _done(step: int, iteration: float, iterations: float) -> str:
         done = f"step {step:,}"
-        if epoch > 0 and epochs > 0:
-            # Every epoch is one batch, so the total is the batch times the epochs.
-            done += f"/{round(step * epochs / epoch):,} ({100 * epoch / epochs:.0f}%)"
+        if iteration > 0 and iterations > 0:
+            # Every iteration is one batch, so the total is the batch times the iterations.
+            done += (
+                f"/{round(step * iterations / iteration):,} ({100 * iteration / iterations:.0f}%)"
+            )
         return done
 
     def line(self, metrics: dict[str, float], step: int) -> str:
-        """The line for one epoch's metrics."""
+        """The line for one iteration's metrics."""
         sps = metrics.get("performance/sps", 0.0)
         left = metrics.get("performance/time_left", math.nan)
-        epoch, epochs = metrics.get("performance/epoch", 0), metrics.get("performance/epochs", 0)
-        done = self._done(step, epoch, epochs)
+        iteration, iterations = _iterations(metrics)
+        done = self._done(step, iteration, iterations)
         score = metrics.get(SCORE, math.nan)
         stat = f"{self.score.stat}, " if self.score is not None else ""
         scored = (
@@ -210,6 +215,11 @@ class ProgressLines:
         self._stop.set()
         self._beats.join()
         self.closed = True
+
+
+def _iterations(metrics: dict[str, float]) -> tuple[float, float]:
+    """The iterations done and planned that `metrics` report (0 where they say nothing)."""
+    return metrics.get("performance/iteration", 0.0), metrics.get("performance/iterations", 0.0)
 
 
 def _beat(sink: weakref.ref[ProgressLines], stop: threading.Event, poll: float) -> None:

@@ -1,15 +1,15 @@
 """PuffeRL: collect segments (`collect`), update the policy (`train`), report (`mean_and_log`).
 
-Data flow per epoch (the acting itself is `puffer.train.rollout.Rollout`):
+Data flow per iteration (the acting itself is `puffer.train.rollout.Rollout`):
 
     vecenv.recv() -> rewards/dones into the rows that acted last -> cut recurrent state,
       policy.forward_eval -> sample actions -> obs/actions/logprobs/values into this step's
       rows -> clip to the action space -> vecenv.send()
-    ... until every agent filled its segments (the last reply is held for the next epoch);
+    ... until every agent filled its segments (the last reply is held for the next iteration);
     then `train` (its phases are `puffer.train.update.Update`), per minibatch:
     puff_advantage(whole buffer) -> segment_priorities -> sample segments -> PPO loss -> step
 
-The trainer never imports rich, wandb or argparse: it hands one flat metrics dict per epoch to
+The trainer never imports rich, wandb or argparse: it hands one flat metrics dict per iteration to
 its sinks (`puffer.train.metrics.MetricsSink`).
 """
 
@@ -43,10 +43,10 @@ from puffer.train.update import Update
 
 __all__ = ["TIME_SPLIT", "DivergedError", "PuffeRL"]
 
-# Where an epoch's wall time goes (`time/<key>` metrics, fractions of the epoch; `time/other` is
-# the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the vecenv; rollout:
-# acting (policy inference, sampling, state, stores); forward: the training forward and loss;
-# backward; optimizer: gradient clip and step. On CUDA these are host times: kernels run
+# Where an iteration's wall time goes (`time/<key>` metrics, fractions of the iteration;
+# `time/other` is the rest: advantages, sampling, gathers, logging, checkpoints). env: inside the
+# vecenv; rollout: acting (policy inference, sampling, state, stores); forward: the training forward
+# and loss; backward; optimizer: gradient clip and step. On CUDA these are host times: kernels run
 # asynchronously, so device work shows up where the host next waits for it (no syncs are added).
 TIME_SPLIT = ("env", "rollout", "forward", "backward", "optimizer")
 
@@ -57,12 +57,12 @@ RECENT_EPISODES = 100
 # Lockstep steps whose observations are staged and written to the buffer together on the CPU
 # (`ObservationWriter`). Ocean breakout, 1,024 rows of 472 bytes, in the trainer on a 2-core
 # Xeon: 92 us per step with staging and 146 without, and the MLP's collect() 69-70 ms against
-# 74 ms per epoch; groups of 8 and 16 are no faster.
+# 74 ms per iteration; groups of 8 and 16 are no faster.
 CPU_OBS_GROUP = 4
 
 
 class DivergedError(PufferError):
-    """An update made a loss or the gradient norm NaN or infinite (checked once per epoch)."""
+    """An update made a loss or the gradient norm NaN or infinite (checked once per iteration)."""
 
 
 class PuffeRL:
@@ -136,9 +136,9 @@ class PuffeRL:
         self.recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=RECENT_EPISODES))
         self.losses: dict[str, float] = {}
         self.times: dict[str, float] = defaultdict(float)
-        self._epoch_start = time.perf_counter()
-        # Steps and seconds of the epochs this process trained: the run's average rate, which
-        # the time left is read from (one epoch's rate swings with the machine's load).
+        self._iteration_start = time.perf_counter()
+        # Steps and seconds of the iterations this process trained: the run's average rate, which
+        # the time left is read from (one iteration's rate swings with the machine's load).
         self._run_steps = 0
         self._run_seconds = 0.0
         self.closed = False
@@ -160,7 +160,7 @@ class PuffeRL:
             self.device,
             mask_width(vecenv.single_action_space) if self.rollout.masked else None,
         )
-        # The rollout writes each step into a time-major twin; collect() hands the epoch to
+        # The rollout writes each step into a time-major twin; collect() hands the iteration to
         # `buffer`, which training reads segment by segment.
         self.step_buffer = self.buffer.time_major_twin()
         self.cursor = Cursor(self.sizes, self.device)
@@ -176,13 +176,13 @@ class PuffeRL:
     # Rollout ------------------------------------------------------------------------------
 
     def collect(self) -> None:
-        """Collect one epoch of segments into the buffer (blocks on the env)."""
+        """Collect one iteration of segments into the buffer (blocks on the env)."""
         self._check_open("collect")
         start, timed = time.perf_counter(), self.times["env"] + self.times["rollout"]
         if not self._started:
             self.rollout.reset(self._next_seed())
             self._started = True
-        self.cursor.new_epoch()
+        self.cursor.new_iteration()
         if self.config.train.recurrent_state == "zero":
             self.rollout.zero_state()
         held = self.rollout.take_held()
@@ -198,8 +198,8 @@ class PuffeRL:
             if self.cursor.done:
                 self.obs_writer.flush()
                 self.buffer.copy_steps_from(self.step_buffer)
-                # The epoch is full: hold this reply unsent; the next epoch acts on it with the
-                # updated policy.
+                # The iteration is full: hold this reply unsent; the next iteration acts on it with
+                # the updated policy.
                 self.rollout.hold(step)
                 # Acting time not yet counted (buffer stores, stats) is the rollout's too.
                 spent = self.times["env"] + self.times["rollout"] - timed
@@ -280,12 +280,12 @@ class PuffeRL:
     # Update -------------------------------------------------------------------------------
 
     def train(self) -> dict[str, float]:
-        """One update over the collected epoch: prioritized minibatches of segments, in the
+        """One update over the collected iteration: prioritized minibatches of segments, in the
         phases `puffer.train.update.Update` names (schedule, advantages, minibatch selection,
         one minibatch's update, logging).
 
         Returns:
-            the epoch's mean losses (also kept in `self.losses`).
+            the iteration's mean losses (also kept in `self.losses`).
 
         Raises:
             DivergedError: a loss statistic or the gradient norm came out NaN or infinite.
@@ -295,7 +295,7 @@ class PuffeRL:
         diverged = sorted(key for key, value in self.losses.items() if not math.isfinite(value))
         if diverged:
             raise DivergedError(
-                f"training diverged at epoch {self.iteration} (step {self.global_step:,}): "
+                f"training diverged at iteration {self.iteration} (step {self.global_step:,}): "
                 f"{', '.join(diverged)} not finite, so the policy's parameters are no longer "
                 "usable; resume from the last checkpoint with a lower train.learning_rate or "
                 "train.max_grad_norm"
@@ -306,28 +306,28 @@ class PuffeRL:
     # Reporting ----------------------------------------------------------------------------
 
     def mean_and_log(self) -> dict[str, float]:
-        """Average this epoch's env stats, add losses, speed and time split; feed the sinks.
+        """Average this iteration's env stats, add losses, speed and time split; feed the sinks.
 
         Returns:
             the flat metrics dict (`environment/*`, `losses/*`, `performance/*`, `time/*`).
         """
         now = time.perf_counter()
-        elapsed = max(now - self._epoch_start, 1e-9)
+        elapsed = max(now - self._iteration_start, 1e-9)
         metrics: dict[str, float] = {}
         for key, values in self.stats.items():
             if values:
                 metrics[f"environment/{key}"] = float(np.mean(values))
                 self.recent[key].extend(values)
-        # How many episodes this epoch's means cover, so means over many epochs (a whole run's
-        # success rates, say) can be weighted by episode, not by epoch.
+        # How many episodes this iteration's means cover, so means over many iterations (a whole
+        # run's success rates, say) can be weighted by episode, not by iteration.
         metrics["performance/episodes"] = float(max(map(len, self.stats.values()), default=0))
         self.stats.clear()
         for key, value in self.losses.items():
             metrics[f"losses/{key}"] = value
         steps = self.sizes.batch_size * self.world_size
         metrics["performance/sps"] = steps / elapsed
-        metrics["performance/epoch"] = float(self.iteration)
-        metrics["performance/epochs"] = float(self.sizes.iterations)
+        metrics["performance/iteration"] = float(self.iteration)
+        metrics["performance/iterations"] = float(self.sizes.iterations)
         metrics["performance/global_step"] = float(self.global_step)
         self._run_steps += steps
         self._run_seconds += elapsed
@@ -340,7 +340,7 @@ class PuffeRL:
         accounted = sum(self.times.get(key, 0.0) for key in TIME_SPLIT)
         metrics["time/other"] = max(0.0, elapsed - accounted) / elapsed
         self.times.clear()
-        self._epoch_start = now
+        self._iteration_start = now
         if self.rank == 0:
             for sink in self.sinks:
                 sink.log(metrics, self.global_step)
@@ -357,7 +357,7 @@ class PuffeRL:
         """Everything needed to continue: model, optimizer, counters, RNG streams, the held
         reply and recurrent state, the env's own state when it can save it, and the config.
 
-        Call it between epochs (after `train()`), where a checkpoint is consistent.
+        Call it between iterations (after `train()`), where a checkpoint is consistent.
         """
         env_state = None
         if self._started and hasattr(self.vecenv, "save_state"):
@@ -367,7 +367,7 @@ class PuffeRL:
             "optimizer": self.optimizer.state_dict(),
             "trainer": {
                 "global_step": self.global_step,
-                "epoch": self.iteration,
+                "iteration": self.iteration,
                 "resets": self.resets,
                 "recent": {key: list(values) for key, values in self.recent.items()},
             },
@@ -402,7 +402,7 @@ class PuffeRL:
             ) from error
         trainer = state["trainer"]
         self.global_step = int(trainer["global_step"])
-        self.iteration = int(trainer["epoch"])
+        self.iteration = int(trainer["iteration"])  # checkpoint.load renamed an old "epoch"
         self.resets = int(trainer.get("resets", 1))
         self.recent.clear()
         for key, values in trainer.get("recent", {}).items():

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from puffer.core import ours_for_pufferlib_name
+from puffer.core import Vectorization, declared_vectorization, env_creator, ours_for_pufferlib_name
 from puffer.train.config.sections import ConfigError
 
 __all__ = ["PUFFERLIB_CONSTANTS", "PufferLibKeysNotRead", "read_pufferlib_ini"]
@@ -263,6 +263,10 @@ class _Reader:
         self.env_name = env_name
         self.env_keys = env_keys
         self.closed_env = closed_env  # an Ocean env: its config keys are all it takes
+        # A native env takes the agent count as [env] num_envs; a single one is copied by
+        # [vec] num_instances (its registration says which).
+        declared = declared_vectorization(env_creator(env_name), env_name)
+        self.native = declared is Vectorization.NATIVE
         self.layer: Layer = {}
         self.not_read: list[str] = []
 
@@ -409,7 +413,7 @@ def _agents(
         copies, each = vec.get("num_envs"), env.get("num_envs")
         if copies is None and each is None:
             return
-        if "num_envs" not in reader.env_keys:  # a Gymnasium-style env: one per instance
+        if not reader.native:  # a Gymnasium-style env: one per instance
             reader.put("vec", "num_instances", copies if copies is not None else 1)
             return
         if each is None:
@@ -425,7 +429,7 @@ def _agents(
         raise reader.refuse(
             "[env] num_agents", per_env, f"it must divide [vec] total_agents {total}"
         )
-    if "num_envs" in reader.env_keys:
+    if reader.native:
         reader.put("env", "num_envs", total // per_env)
     else:
         reader.put("vec", "num_instances", total)
@@ -448,7 +452,7 @@ def _policy_v3(reader: _Reader, sections: Mapping[str, Mapping[str, Any]]) -> No
     if rnn_name in (None, "None"):
         reader.put("policy", "recurrent", "none")
     elif rnn_name == "Recurrent":
-        # Its LSTM wrapper; its rollout starts every epoch from zero state.
+        # Its LSTM wrapper; its rollout starts every iteration from zero state.
         reader.put("policy", "recurrent", "lstm")
         reader.put("train", "recurrent_state", "zero")
     else:
@@ -498,7 +502,7 @@ def _param(
         rule = _ADAM_V3_SEARCHED.get((section, key), rule)
     if section == "env" and key in reader.env_keys:
         rule = _To("env", key)
-    elif (section, key) == ("vec", "total_agents") and "num_envs" in reader.env_keys:
+    elif (section, key) == ("vec", "total_agents") and reader.native:
         rule = _To("env", "num_envs")
     if isinstance(rule, _Skip):
         reader.not_read.append(f"{where} (searches {section}.{key}: {rule.why})")

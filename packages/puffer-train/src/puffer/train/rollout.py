@@ -18,8 +18,8 @@ One step, as `Rollout` runs it:
       (int32 / float32), host copy, vecenv.send()
 
 The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
-the mapped one. `hold(step)` keeps a reply unsent (the trainer's epoch boundary: the next epoch acts on it
-with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
+the mapped one. `hold(step)` keeps a reply unsent (the trainer's iteration boundary: the next
+iteration acts on it with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
 """
 
 from __future__ import annotations

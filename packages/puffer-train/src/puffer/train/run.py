@@ -44,7 +44,7 @@ class TrainResult:
         run_dir: the run directory (None on DDP ranks other than 0 without a run_id).
         global_step: agent steps taken (all ranks).
         iterations: iterations (rollout + update) completed.
-        metrics: the last epoch's metrics dict.
+        metrics: the last iteration's metrics dict.
         score: the run's score (`puffer.train.score`; nan when no episode reported the
             statistic).
         score_stat: the env statistic scored (`train.score_stat`, "auto" resolved).
@@ -94,11 +94,11 @@ def _seed_everything(seed: int) -> None:
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """SIGINT/SIGTERM stopped `train` at an epoch boundary after it wrote a checkpoint.
+    """SIGINT/SIGTERM stopped `train` at an iteration boundary after it wrote a checkpoint.
 
     Attributes:
         signum: the signal (`signal.SIGINT` or `signal.SIGTERM`).
-        paths: the run's `RunPaths`; `paths.checkpoint` holds the epoch just finished.
+        paths: the run's `RunPaths`; `paths.checkpoint` holds the iteration just finished.
         global_step: agent steps in that checkpoint.
     """
 
@@ -111,7 +111,7 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 class _StopSignals:
-    """While active, SIGINT/SIGTERM ask the training loop to stop at the next epoch end.
+    """While active, SIGINT/SIGTERM ask the training loop to stop at the next iteration end.
 
     A second signal raises `KeyboardInterrupt` at once (the last checkpoint stays), unless it
     comes within `REPEAT_S` of the first: launchers such as `uv run` forward a Ctrl-C to a
@@ -150,7 +150,7 @@ class _StopSignals:
             return self.signum
         flag = torch.tensor([self.signum or 0], device=device)
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        # Host-device sync: once per epoch.
+        # Host-device sync: once per iteration.
         return int(flag.item()) or None
 
 
@@ -170,7 +170,7 @@ def train(
 ) -> TrainResult:
     """Train on `env` until `config.train.total_timesteps`, checkpointing along the way.
 
-    SIGINT (Ctrl-C) or SIGTERM stops the run at the end of the current epoch (after its update
+    SIGINT (Ctrl-C) or SIGTERM stops the run at the end of the current iteration (after its update
     and its metrics row), writes a checkpoint there and raises `TrainingInterrupted`; resume
     it with `train.resume` and the same `train.run_id`. A second signal stops at once.
 
@@ -187,7 +187,7 @@ def train(
         policy: a prebuilt policy; default `make_policy(config.policy, vecenv)`.
         sinks: extra metric sinks; a JSONL sink in the run directory is always added, and
             TensorBoard and wandb ones when `train.tensorboard` / `train.wandb` say so. Every
-            sink sees each epoch's metrics with the run's score (`puffer.train.score`).
+            sink sees each iteration's metrics with the run's score (`puffer.train.score`).
         dashboard: add the rich terminal dashboard.
         progress: write a plain progress line to stdout every this many seconds
             (`puffer.train.progress.ProgressLines`), for logs that are not a terminal.
@@ -226,7 +226,7 @@ def train(
     rank, _ = distributed.rank_and_world()
     _seed_everything(cfg.seed + rank)
     apply_torch_settings(config)  # before the policy is built
-    # From here on a signal waits for the end of the first epoch and its checkpoint (a slow
+    # From here on a signal waits for the end of the first iteration and its checkpoint (a slow
     # start, e.g. envs still being built, does not lose the signal).
     with _StopSignals() as stop, contextlib.ExitStack() as held:
         owns_env = isinstance(env, str)
@@ -244,8 +244,8 @@ def train(
         resumed = ckpt.load(paths.checkpoint) if cfg.resume and paths is not None else None
         score = RunScore(cfg.score_stat)
         if rank == 0 and paths is not None and resumed is not None:
-            # Epochs logged after the checkpoint are trained (and logged) again; the score's
-            # window goes on from the epochs logged before the stop.
+            # Iterations logged after the checkpoint are trained (and logged) again; the score's
+            # window goes on from the iterations logged before the stop.
             for row in _truncate_metrics(paths, resumed["trainer"]["global_step"]):
                 score.update({k: v for k, v in row.items() if isinstance(v, float | int)})
         vecenv = make_vecenv(env, config) if isinstance(env, str) else env
@@ -291,10 +291,10 @@ def train(
 
 
 def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str | None:
-    """The line that says a budget of `total_timesteps` is trained as whole epochs of
+    """The line that says a budget of `total_timesteps` is trained as whole iterations of
     `sizes.batch_size` agent steps (per rank), and how many steps that makes; None when the
-    budget is a whole number of epochs already. An epoch is never cut short: its update reads
-    the whole batch, and the batch is the config's, not the budget's.
+    budget is a whole number of iterations already. An iteration is never cut short: its update
+    reads the whole batch, and the batch is the config's, not the budget's.
 
     Example:
         >>> from puffer.train import TrainConfig
@@ -305,8 +305,8 @@ def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str 
         >>> budget_note(sizes, 512) is None
         True
     """
-    per_epoch = sizes.batch_size * world_size
-    trained = sizes.iterations * per_epoch
+    per_iteration = sizes.batch_size * world_size
+    trained = sizes.iterations * per_iteration
     if trained == total_timesteps:
         return None
     parts = []
@@ -314,15 +314,17 @@ def budget_note(sizes: Sizes, total_timesteps: int, world_size: int = 1) -> str 
         parts.append(f"{sizes.num_agents} agents x horizon {sizes.horizon}")
     if world_size > 1:
         parts.append(f"over {world_size} ranks")
-    batch = f"{per_epoch:,} agent steps" + (f" ({', '.join(parts)})" if parts else "")
-    epochs = f"{sizes.iterations} epoch{'s' * (sizes.iterations != 1)} = {trained:,} steps"
+    batch = f"{per_iteration:,} agent steps" + (f" ({', '.join(parts)})" if parts else "")
+    iterations = f"{sizes.iterations} iteration{'s' * (sizes.iterations != 1)} = {trained:,} steps"
     budget = f"train.total_timesteps {total_timesteps:,}"
-    if total_timesteps < per_epoch:
+    if total_timesteps < per_iteration:
         return (
-            f"{budget} is less than one batch of {batch}; training {epochs} (for fewer, lower "
+            f"{budget} is less than one batch of {batch}; training {iterations} (for fewer, lower "
             "train.horizon or the env's agents)"
         )
-    return f"{budget} is not a whole number of batches of {batch}; training {epochs}, rounded up"
+    return (
+        f"{budget} is not a whole number of batches of {batch}; training {iterations}, rounded up"
+    )
 
 
 def _truncate_metrics(paths: RunPaths, last_step: float) -> list[dict[str, Any]]:
@@ -415,9 +417,9 @@ def _sinks(
 
 
 def _train_iterations(trainer: PuffeRL, stop: _StopSignals, paths: RunPaths | None) -> dict:
-    """Epochs until the end, checkpointing every `checkpoint_interval` epochs, once
+    """Iterations until the end, checkpointing every `checkpoint_interval` iterations, once
     `checkpoint_minutes` passed since the last checkpoint, and when a signal asked to stop;
-    returns the last epoch's metrics."""
+    returns the last iteration's metrics."""
     interval = trainer.config.train.checkpoint_interval
     seconds = 60 * trainer.config.train.checkpoint_minutes
     metrics: dict[str, float] = {}
@@ -463,7 +465,7 @@ def _checkpointed(
         trainer.save_checkpoint()
         note = (
             f"checkpoint {paths.checkpoint} holds step {finished:,}, the last finished update "
-            "(the epoch in progress is lost): resume it with --train.resume true"
+            "(the iteration in progress is lost): resume it with --train.resume true"
         )
     except StorageError as failed:
         note = f"the checkpoint of step {finished:,} could not be written: {failed}"

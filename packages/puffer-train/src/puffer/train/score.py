@@ -2,13 +2,13 @@
 and sweeps alike.
 
     score = the mean, per episode, of one env statistic (`train.score_stat`: the env's `score`
-    when it reports one, else `episode_return`) over the latest epochs that together hold at
-    least 100 finished episodes (all epochs while fewer have finished)
+    when it reports one, else `episode_return`) over the latest iterations that together hold at
+    least 100 finished episodes (all iterations while fewer have finished)
 
-Whole epochs, because the per-epoch metrics are what every reader has: the score of any row of
-`metrics.jsonl` can be recomputed from the rows before it. Each epoch's mean is weighted by its
-episode count (`performance/episodes`; a native env's log of `n` episodes counts `n` times).
-`ScoredSinks` adds the score to every epoch's metrics as `performance/score` (with
+Whole iterations, because the per-iteration metrics are what every reader has: the score of any
+row of `metrics.jsonl` can be recomputed from the rows before it. Each iteration's mean is
+weighted by its episode count (`performance/episodes`; a native env's log of `n` episodes counts
+`n` times). `ScoredSinks` adds the score to every iteration's metrics as `performance/score` (with
 `performance/score_episodes`, the episodes it averages) before its sinks see them.
 """
 
@@ -55,7 +55,7 @@ def scored_stat(requested: str, reported: Iterable[str]) -> str:
 
 
 class RunScore:
-    """The score of a run, epoch by epoch (module docstring).
+    """The score of a run, iteration by iteration (module docstring).
 
     Args:
         stat: the env statistic scored (`train.score_stat`), or "auto".
@@ -67,22 +67,22 @@ class RunScore:
         >>> score.stat, score.value, score.episodes
         ('episode_return', 3.5, 120)
         >>> score.update({"environment/episode_return": 8.0, "performance/episodes": 60})
-        >>> score.value  # the first epoch left the window: 120 episodes remain
+        >>> score.value  # the first iteration left the window: 120 episodes remain
         6.5
     """
 
     def __init__(self, stat: str = AUTO):
         self.requested = stat
-        # (episodes, {statistic: mean}) of the epochs in the window, oldest first.
-        self._epochs: deque[tuple[float, dict[str, float]]] = deque()
+        # (episodes, {statistic: mean}) of the iterations in the window, oldest first.
+        self._iterations: deque[tuple[float, dict[str, float]]] = deque()
 
     @property
     def stat(self) -> str:
         """The statistic scored (`scored_stat` of the statistics in the window)."""
-        return scored_stat(self.requested, {key for _, means in self._epochs for key in means})
+        return scored_stat(self.requested, {key for _, means in self._iterations for key in means})
 
     def update(self, metrics: dict[str, float]) -> None:
-        """Take one epoch's metrics (epochs without finished episodes change nothing)."""
+        """Take one iteration's metrics (iterations without finished episodes change nothing)."""
         episodes = float(metrics.get(_EPISODES, 0.0))
         means = {
             key.removeprefix(_ENV): value
@@ -91,20 +91,20 @@ class RunScore:
         }
         if episodes <= 0 or not means:
             return
-        self._epochs.append((episodes, means))
-        while self._epochs and self.episodes - self._epochs[0][0] >= WINDOW_EPISODES:
-            self._epochs.popleft()
+        self._iterations.append((episodes, means))
+        while self._iterations and self.episodes - self._iterations[0][0] >= WINDOW_EPISODES:
+            self._iterations.popleft()
 
     @property
     def episodes(self) -> int:
         """Episodes in the window."""
-        return int(sum(count for count, _ in self._epochs))
+        return int(sum(count for count, _ in self._iterations))
 
     def means(self) -> dict[str, float]:
         """Every env statistic averaged per episode over the window (the score's own is
         `value`)."""
         totals: dict[str, list[float]] = {}
-        for count, means in self._epochs:
+        for count, means in self._iterations:
             for key, value in means.items():
                 total = totals.setdefault(key, [0.0, 0.0])
                 total[0] += count * value
@@ -118,7 +118,7 @@ class RunScore:
 
 
 class ScoredSinks:
-    """A metrics sink that adds the run's score to each epoch's metrics, then logs them to
+    """A metrics sink that adds the run's score to each iteration's metrics, then logs them to
     `sinks` (in order). Closing it closes them.
 
     Args:

@@ -16,7 +16,7 @@ __all__ = ["TensorBoardSink"]
 
 
 class TensorBoardSink:
-    """Writes each epoch's metrics as TensorBoard scalars at `step` (agent steps).
+    """Writes each iteration's metrics as TensorBoard scalars at `step` (agent steps).
 
     Args:
         log_dir: the event files' directory (created if missing).

@@ -1,12 +1,12 @@
-"""The PPO update of one epoch, in the order of the equations (`Update`).
+"""The PPO update of one iteration, in the order of the equations (`Update`).
 
-schedule: this epoch's learning rate and importance exponent beta
+schedule: this iteration's learning rate and importance exponent beta
 per minibatch:
   advantages: puff_advantage over the whole buffer (with the ratios and values that earlier
     minibatches left; computed once when `train.vtrace` and `train.refresh_values` are off)
   selection: priorities from them, a sampled minibatch, its importance weights and norms
   update: forward/backward passes over its microbatches, then one optimizer step
-logging: the epoch's mean loss statistics, explained variance, learning rate and beta
+logging: the iteration's mean loss statistics, explained variance, learning rate and beta
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def microbatch_segments(cfg: TrainConfig, sizes: Sizes, device: torch.device) ->
 
 @dataclass(frozen=True)
 class Replay:
-    """One epoch's buffer as its minibatches draw it.
+    """One iteration's buffer as its minibatches draw it.
 
     Attributes:
         rows: the buffer's filled segments as (S * T / span, span, ...) rows (views).
@@ -100,14 +100,14 @@ class Minibatch:
 
 
 class Update:
-    """Trains `policy` on the epoch in `buffer`, one optimizer step per minibatch.
+    """Trains `policy` on the iteration in `buffer`, one optimizer step per minibatch.
 
     Args:
         cfg: the run's `[train]` section.
         sizes: its derived sizes.
         policy: the policy, on `device`.
         optimizer: steps `policy`'s parameters.
-        buffer: the epoch's segments (`PuffeRL.collect` fills it); the update writes the
+        buffer: the iteration's segments (`PuffeRL.collect` fills it); the update writes the
             ratios (with `train.vtrace`) and the values (with `train.refresh_values`) of the
             rows it trains.
         times: where the `forward`, `backward` and `optimizer` seconds accumulate.
@@ -136,13 +136,13 @@ class Update:
         """Run the update of iteration `iteration` (0-based).
 
         Returns:
-            the epoch's mean loss statistics, `explained_variance`, `learning_rate` and
+            the iteration's mean loss statistics, `explained_variance`, `learning_rate` and
             `prio_beta`; a NaN or infinity in them means the update diverged.
         """
         beta = self.schedule(iteration)
         replay = self.replay()
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
-        # Without V-trace or refreshed values nothing the advantages read changes this epoch.
+        # Without V-trace or refreshed values nothing the advantages read changes this iteration.
         recompute = self.cfg.vtrace or self.cfg.refresh_values
         advantages = self.advantages()
         for minibatch_index in range(self.sizes.minibatches):
@@ -150,7 +150,7 @@ class Update:
                 advantages = self.advantages()
             minibatch = self.select_minibatch(replay, advantages, beta)
             self.update_minibatch(replay, minibatch, totals)
-        return self.epoch_losses(totals, advantages, beta)
+        return self.iteration_losses(totals, advantages, beta)
 
     def schedule(self, iteration: int) -> float:
         """Set the learning rate of `iteration` (cosine-annealed when `train.anneal_lr`);
@@ -183,7 +183,7 @@ class Update:
 
     def advantages(self) -> Tensor:
         """(S, T) float32 puff advantages of the filled segments, from the stored values and
-        the ratios of the minibatches trained so far this epoch (all 1 without
+        the ratios of the minibatches trained so far this iteration (all 1 without
         `train.vtrace`: plain GAE)."""
         cfg, buf, segments = self.cfg, self.buffer, self.sizes.segments
         return puff_advantage(
@@ -277,16 +277,16 @@ class Update:
         for key, value in stats.items():
             totals[key] += value
 
-    def epoch_losses(
+    def iteration_losses(
         self, totals: dict[str, Tensor], advantages: Tensor, beta: float
     ) -> dict[str, float]:
-        """The loss statistics averaged over the epoch's minibatches, the explained variance
+        """The loss statistics averaged over the iteration's minibatches, the explained variance
         of the last advantages' returns, the learning rate and beta."""
         values = self.buffer.values[: self.sizes.segments]
         with torch.no_grad():
             returns = advantages + values
             explained = 1 - (returns - values).var() / returns.var().clamp(min=1e-8)
-        # Host-device sync: once per epoch, the loss statistics leave the device.
+        # Host-device sync: once per iteration, the loss statistics leave the device.
         minibatches = self.sizes.minibatches
         losses = {key: float(value) / minibatches for key, value in totals.items()}
         losses["explained_variance"] = float(explained)

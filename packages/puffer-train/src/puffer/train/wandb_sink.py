@@ -18,7 +18,7 @@ __all__ = ["WandbSink"]
 
 
 class WandbSink:
-    """Logs each epoch's metrics to a wandb run whose config is the resolved run config.
+    """Logs each iteration's metrics to a wandb run whose config is the resolved run config.
 
     Args:
         config: the run config (stored as the wandb config; `train.wandb_*` place the run).

@@ -1,8 +1,9 @@
 """What every vectorizer shares: sizes, the call-order state machine, the action check, batches.
 
-A vectorizer runs `num_envs` copies of one env, split across `num_workers` workers that each
-own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
-`Buffer`. A batch is `batch_size` envs, always a whole number of workers.
+A vectorizer runs `num_instances` copies of one env, split across `num_workers` workers that
+each own `envs_per_worker` consecutive envs and therefore a contiguous block of rows of one
+`Buffer`. A batch is `instances_per_recv` envs, always a whole number of workers. (The sizes
+are the `[vec]` config's names; `num_envs` and `batch_size`, their old names, are refused.)
 Backends (`Serial`, `Multiprocessing`, `Ray`) implement four hooks: `_start_reset`,
 `_start_step`, `_wait` and `_shutdown`; this class does the rest.
 
@@ -30,11 +31,33 @@ from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
 from puffer.core import env_creator as registry_creator
 from puffer.core.actions import action_checker
 
-__all__ = ["EnvSpec", "RecvResult", "Vectorizer"]
+__all__ = ["RENAMED_KEYWORDS", "EnvSpec", "RecvResult", "Vectorizer", "refuse_renamed"]
 
 Infos = list[dict[str, Any]]
 RecvResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Infos, np.ndarray, np.ndarray]
 EnvCreator = Callable[..., PufferEnv]
+
+# The vectorizers' keywords renamed to the `[vec]` config's names, old: new. `num_envs` collided
+# with an env's own `num_envs` (agents per Ocean instance, passed in `env_kwargs`), `batch_size`
+# with the trainer's (agent steps per iteration).
+RENAMED_KEYWORDS = {"num_envs": "num_instances", "batch_size": "instances_per_recv"}
+
+
+def refuse_renamed(owner: str, kwargs: dict[str, Any]) -> None:
+    """Raise `TypeError` for any keyword in `kwargs`: an old name names its new one.
+
+    Args:
+        owner: how the message names the call (`puffer.vector.make`, `Serial`).
+        kwargs: the keywords the call did not take.
+    """
+    for old, new in RENAMED_KEYWORDS.items():
+        if old in kwargs:
+            raise TypeError(
+                f"{owner}({old}=...) was renamed {new}, as [vec] {new} in the config (an env's "
+                f"own keywords go in env_kwargs); pass {new}={kwargs[old]!r}"
+            )
+    if kwargs:
+        raise TypeError(f"{owner}() got an unexpected keyword argument {next(iter(kwargs))!r}")
 
 
 @dataclass(frozen=True)
@@ -127,9 +150,12 @@ class Vectorizer:
     """Base class of the vectorizers. Build one with `puffer.vector.make`.
 
     Attributes:
-        num_envs: env copies. num_workers: workers, each owning `envs_per_worker` envs.
-        batch_size: envs per `recv()`; `agents_per_batch` rows come back.
-        agents_per_env: rows of one env. num_agents: rows in total (`num_envs * agents_per_env`).
+        num_instances: env copies ([vec] num_instances). num_workers: workers, each owning
+            `envs_per_worker` envs.
+        instances_per_recv: envs per `recv()` ([vec] instances_per_recv); `agents_per_batch`
+            rows come back.
+        agents_per_env: rows of one env. num_agents: rows in total
+            (`num_instances * agents_per_env`).
         single_observation_space / single_action_space: one row's spaces.
         observation_space / action_space: one batch's spaces (`agents_per_batch` rows).
         obs_layout / action_layout: the env's `puffer.core.Layout` for packed spaces, or None.
@@ -140,26 +166,29 @@ class Vectorizer:
     def __init__(
         self,
         env_creator: EnvCreator | str,
-        num_envs: int,
+        num_instances: int = 1,
         num_workers: int | None = None,
-        batch_size: int | None = None,
+        instances_per_recv: int | None = None,
         zero_copy: bool = True,
         seed: int | None = None,
         env_args: Sequence = (),
         env_kwargs: dict | None = None,
+        **renamed: Any,
     ):
+        refuse_renamed(type(self).__name__, renamed)
         self.env_name = env_creator if isinstance(env_creator, str) else _name_of(env_creator)
         self.env_creator = (
             registry_creator(env_creator) if isinstance(env_creator, str) else env_creator
         )
         self.env_args = tuple(env_args)
         self.env_kwargs = dict(env_kwargs or {})
-        num_workers = num_envs if num_workers is None else num_workers
-        batch_size = num_envs if batch_size is None else batch_size
-        self.num_envs, self.num_workers, self.batch_size = num_envs, num_workers, batch_size
+        num_workers = num_instances if num_workers is None else num_workers
+        per_recv = num_instances if instances_per_recv is None else instances_per_recv
+        self.num_instances, self.num_workers = num_instances, num_workers
+        self.instances_per_recv = per_recv
         self._check_sizes()
-        self.envs_per_worker = num_envs // num_workers
-        self.workers_per_batch = batch_size // self.envs_per_worker
+        self.envs_per_worker = num_instances // num_workers
+        self.workers_per_batch = per_recv // self.envs_per_worker
         self.zero_copy = zero_copy
         self.closed = False
         self._expect = _Expect.RESET
@@ -168,8 +197,8 @@ class Vectorizer:
         self.spec = EnvSpec.probe(self.env_creator, self.env_args, self.env_kwargs)
         self.agents_per_env = self.spec.num_agents
         self.agents_per_worker = self.envs_per_worker * self.agents_per_env
-        self.num_agents = num_envs * self.agents_per_env
-        self.agents_per_batch = batch_size * self.agents_per_env
+        self.num_agents = num_instances * self.agents_per_env
+        self.agents_per_batch = per_recv * self.agents_per_env
         self.single_observation_space = self.spec.single_observation_space
         self.single_action_space = self.spec.single_action_space
         self.obs_layout, self.action_layout = self.spec.obs_layout, self.spec.action_layout
@@ -225,7 +254,7 @@ class Vectorizer:
         """
         self._require((_Expect.RESET, _Expect.SEND), "async_reset")
         seed, self._next_seed = (self._next_seed if seed is None else seed), None
-        seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        seeds = [None if seed is None else seed + i for i in range(self.num_instances)]
         self._guard(self._start_reset, seeds)
         self._expect = _Expect.RECV
 
@@ -352,26 +381,27 @@ class Vectorizer:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(env={self.env_name!r}, num_envs={self.num_envs}, "
-            f"workers={self.num_workers}, batch_size={self.batch_size})"
+            f"{type(self).__name__}(env={self.env_name!r}, num_instances={self.num_instances}, "
+            f"workers={self.num_workers}, instances_per_recv={self.instances_per_recv})"
         )
 
     # Helpers ----------------------------------------------------------------------------------
 
     def _check_sizes(self) -> None:
-        n, w, b = self.num_envs, self.num_workers, self.batch_size
+        n, w, b = self.num_instances, self.num_workers, self.instances_per_recv
         name = f"{type(self).__name__}(env={self.env_name!r})"
         if not (isinstance(n, int) and n >= 1):
-            raise APIUsageError(f"{name}: num_envs={n!r}, expected an int >= 1")
+            raise APIUsageError(f"{name}: num_instances={n!r}, expected an int >= 1")
         if not (isinstance(w, int) and 1 <= w <= n and n % w == 0):
             raise APIUsageError(
-                f"{name}: num_workers={w!r} must divide num_envs={n} (each worker runs the "
-                "same number of envs); pick a divisor of num_envs"
+                f"{name}: num_workers={w!r} must divide num_instances={n} (each worker runs the "
+                "same number of envs); pick a divisor of num_instances"
             )
         if not (isinstance(b, int) and 1 <= b <= n and n % b == 0 and b % (n // w) == 0):
             raise APIUsageError(
-                f"{name}: batch_size={b!r} must divide num_envs={n} and be a multiple of "
-                f"envs_per_worker={n // w} (batches are whole workers); e.g. batch_size={n}"
+                f"{name}: instances_per_recv={b!r} must divide num_instances={n} and be a "
+                f"multiple of envs_per_worker={n // w} (batches are whole workers); e.g. "
+                f"instances_per_recv={n}"
             )
 
     def _require(self, legal: tuple[_Expect, ...], call: str) -> None:
@@ -389,10 +419,11 @@ class Vectorizer:
             )
 
     def _require_full_batch(self, call: str) -> None:
-        if self.batch_size != self.num_envs:
+        if self.instances_per_recv != self.num_instances:
             raise APIUsageError(
-                f"{call}() on {self!r} returns all envs, but batch_size={self.batch_size} < "
-                f"num_envs={self.num_envs}; use async_reset()/send()/recv()"
+                f"{call}() on {self!r} returns all envs, but instances_per_recv="
+                f"{self.instances_per_recv} < num_instances={self.num_instances}; use "
+                "async_reset()/send()/recv()"
             )
 
     def _guard(self, hook: Callable, *args: Any) -> Any:

@@ -6,16 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from puffer.core import APIUsageError
-from puffer.vector.base import EnvCreator, Vectorizer
+from puffer.vector.base import RENAMED_KEYWORDS, EnvCreator, Vectorizer, refuse_renamed
 
 __all__ = ["BACKENDS", "RENAMED_KEYWORDS", "make"]
 
 BACKENDS = ("serial", "multiprocessing", "ray")
-
-# `make`'s keywords renamed to the `[vec]` config's names, old: new. `num_envs` collided with an
-# env's own `num_envs` (agents per Ocean instance, passed in `env_kwargs`), `batch_size` with the
-# trainer's (agent steps per epoch).
-RENAMED_KEYWORDS = {"num_envs": "num_instances", "batch_size": "instances_per_recv"}
 
 
 def make(
@@ -37,15 +32,13 @@ def make(
             `env_creator(*env_args, buf=<row slice Buffer>, **env_kwargs)` returning a
             `PufferEnv` that writes into `buf`.
         num_instances: env copies (`[vec] num_instances`); each holds `agents_per_env` rows.
-            The vectorizer calls them its `num_envs`.
         backend: "serial" (in process), "multiprocessing" (shared memory) or "ray" (actors).
         num_workers: workers, each owning `num_instances / num_workers` consecutive envs.
             Default: every env its own batch unit for serial, the largest divisor of
             num_instances not above the CPU count for multiprocessing and ray.
-        instances_per_recv: envs returned by each `recv()` (`[vec] instances_per_recv`; the
-            vectorizer's `batch_size`); a multiple of envs per worker that divides
-            num_instances. Default num_instances (synchronous). Smaller means EnvPool-style
-            async.
+        instances_per_recv: envs returned by each `recv()` (`[vec] instances_per_recv`); a
+            multiple of envs per worker that divides num_instances. Default num_instances
+            (synchronous). Smaller means EnvPool-style async.
         zero_copy: batches are fixed contiguous groups of workers returned as views; if
             False, `recv` gathers the first ready workers, whichever they are (copies).
         seed: seed of the first reset when `reset`/`async_reset` get none; env i gets seed + i.
@@ -71,12 +64,9 @@ def make(
         >>> obs, rewards, terminals, truncations, infos = vec.step(np.zeros(4, np.int32))
         >>> vec.close()
     """
-    for old, new in RENAMED_KEYWORDS.items():
-        if old in backend_kwargs:
-            raise TypeError(
-                f"puffer.vector.make({old}=...) was renamed {new}, as [vec] {new} in the config "
-                f"(an env's own keywords go in env_kwargs); pass {new}={backend_kwargs[old]!r}"
-            )
+    refuse_renamed(
+        "puffer.vector.make", {k: v for k, v in backend_kwargs.items() if k in RENAMED_KEYWORDS}
+    )
     if backend == "serial":
         from puffer.vector.serial import Serial as cls
     elif backend == "multiprocessing":
@@ -91,7 +81,7 @@ def make(
         env_creator,
         num_instances,
         num_workers=num_workers,
-        batch_size=instances_per_recv,
+        instances_per_recv=instances_per_recv,
         zero_copy=zero_copy,
         seed=seed,
         env_args=env_args,

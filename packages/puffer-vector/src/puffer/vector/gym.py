@@ -48,17 +48,17 @@ GYM_PREFIX = "gym-"
 
 def make(
     env: str,
-    num_envs: int,
+    num_instances: int,
     *,
     autoreset_mode: AutoresetMode = AutoresetMode.SAME_STEP,
     copy: bool = True,
     **vector_kwargs: Any,
 ) -> VectorEnv:
-    """`puffer.vector.make(env, num_envs, **vector_kwargs)` as a Gymnasium `VectorEnv`.
+    """`puffer.vector.make(env, num_instances, **vector_kwargs)` as a Gymnasium `VectorEnv`.
 
     Args:
         env: a registered env name; for `NEXT_STEP`, a Gymnasium env as `gym-<id>`.
-        num_envs: env copies.
+        num_instances: env copies (the `VectorEnv`'s `num_envs` is their rows, `num_agents`).
         autoreset_mode: `SAME_STEP` (any env) or `NEXT_STEP` (emulated Gymnasium envs, which
             can hold an ended episode for one step; native envs reset inside their step).
         copy: as for `VectorEnv`.
@@ -88,11 +88,12 @@ def make(
         raise APIUsageError(
             f"autoreset_mode={autoreset_mode!r}: use AutoresetMode.SAME_STEP or NEXT_STEP"
         )
-    return VectorEnv(make_vectorizer(creator, num_envs, **vector_kwargs), copy=copy)
+    return VectorEnv(make_vectorizer(creator, num_instances, **vector_kwargs), copy=copy)
 
 
 class VectorEnv(GymnasiumVectorEnv):
-    """Wrap a synchronous puffer vectorizer (`batch_size == num_envs`) for Gymnasium code.
+    """Wrap a synchronous puffer vectorizer (`instances_per_recv == num_instances`) for
+    Gymnasium code.
 
     Args:
         vec: the vectorizer; closed with this env. Its envs' `autoreset_mode` is declared.
@@ -116,11 +117,12 @@ class VectorEnv(GymnasiumVectorEnv):
     """
 
     def __init__(self, vec: Vectorizer, copy: bool = True):
-        if vec.batch_size != vec.num_envs:
+        if vec.instances_per_recv != vec.num_instances:
             raise APIUsageError(
-                f"VectorEnv({vec!r}): Gymnasium steps every env at once, but batch_size="
-                f"{vec.batch_size} < num_envs={vec.num_envs}; make it synchronous: leave "
-                "puffer.vector.make's instances_per_recv at its default (num_instances)"
+                f"VectorEnv({vec!r}): Gymnasium steps every env at once, but instances_per_recv="
+                f"{vec.instances_per_recv} < num_instances={vec.num_instances}; make it "
+                "synchronous: leave puffer.vector.make's instances_per_recv at its default "
+                "(num_instances)"
             )
         self.vec = vec
         self.copy = copy

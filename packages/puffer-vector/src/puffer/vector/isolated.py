@@ -313,7 +313,7 @@ class IsolatedEnv(PufferEnv):
                 name=self.name,
             )
             describe.__name__ = self.name  # type: ignore[attr-defined]  # the worker's messages
-            self._worker = Multiprocessing(describe, num_envs=1, num_workers=1)
+            self._worker = Multiprocessing(describe, num_instances=1, num_workers=1)
         _, infos = self._worker.reset(seed)
         self._copy_rows()
         return infos

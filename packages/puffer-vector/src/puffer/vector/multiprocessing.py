@@ -5,7 +5,7 @@ block; worker w owns envs `[w*E, (w+1)*E)` and so one contiguous block of rows. 
 through one uint8 flag per worker (`puffer.vector._protocol`, which holds the flag table and
 the data flow); pipes carry only seeds, infos and tracebacks.
 
-With `batch_size < num_envs`, `recv` returns the first batch of workers that is ready while the
+With `instances_per_recv < num_instances`, `recv` returns the first batch of workers that is ready while the
 others keep stepping. With `zero_copy` the batches are fixed contiguous groups of workers and
 come back as views; without it any ready workers are gathered (copies).
 
@@ -173,7 +173,9 @@ class Multiprocessing(Vectorizer):
     Example:
         >>> import numpy as np
         >>> from puffer.vector import Multiprocessing
-        >>> vec = Multiprocessing("gym-CartPole-v1", num_envs=8, num_workers=2, batch_size=4)
+        >>> vec = Multiprocessing(
+        ...     "gym-CartPole-v1", num_instances=8, num_workers=2, instances_per_recv=4
+        ... )
         >>> vec.async_reset(seed=0)
         >>> obs, rewards, terminals, truncations, infos, agent_ids, masks = vec.recv()
         >>> obs.shape, agent_ids.shape
@@ -185,25 +187,34 @@ class Multiprocessing(Vectorizer):
     def __init__(
         self,
         env_creator: EnvCreator | str,
-        num_envs: int,
+        num_instances: int = 1,
         num_workers: int | None = None,
-        batch_size: int | None = None,
+        instances_per_recv: int | None = None,
         zero_copy: bool = True,
         seed: int | None = None,
         env_args: Sequence = (),
         env_kwargs: dict | None = None,
         start_method: str | None = None,
         worker_timeout: float = WORKER_TIMEOUT_SECONDS,
+        **renamed: Any,
     ):
         if not worker_timeout > 0:
             raise APIUsageError(
                 f"Multiprocessing(env={env_creator!r}): worker_timeout is {worker_timeout!r}; "
                 "pass the seconds (> 0) a worker may go without a heartbeat"
             )
-        if num_workers is None and isinstance(num_envs, int) and num_envs >= 1:
-            num_workers = default_num_workers(num_envs)
+        if num_workers is None and isinstance(num_instances, int) and num_instances >= 1:
+            num_workers = default_num_workers(num_instances)
         super().__init__(
-            env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
+            env_creator,
+            num_instances,
+            num_workers,
+            instances_per_recv,
+            zero_copy,
+            seed,
+            env_args,
+            env_kwargs,
+            **renamed,
         )
         self.worker_timeout = float(worker_timeout)
         if start_method is None:

@@ -96,16 +96,16 @@ class Ray(Vectorizer):
         >>> import ray
         >>> from puffer.vector import Ray
         >>> ray.init(num_cpus=2)  # doctest: +SKIP
-        >>> vec = Ray("gym-CartPole-v1", num_envs=4, num_workers=2)  # doctest: +SKIP
+        >>> vec = Ray("gym-CartPole-v1", num_instances=4, num_workers=2)  # doctest: +SKIP
         >>> obs, infos = vec.reset(seed=0)  # doctest: +SKIP
     """
 
     def __init__(
         self,
         env_creator: EnvCreator | str,
-        num_envs: int,
+        num_instances: int = 1,
         num_workers: int | None = None,
-        batch_size: int | None = None,
+        instances_per_recv: int | None = None,
         zero_copy: bool = True,
         seed: int | None = None,
         env_args: Sequence = (),
@@ -114,16 +114,25 @@ class Ray(Vectorizer):
         num_cpus_per_worker: float = 1,
         resources_per_worker: dict[str, float] | None = None,
         spread: bool = False,
+        **renamed: Any,
     ):
         import ray
 
         from puffer.vector.multiprocessing import default_num_workers
 
         self._ray = ray
-        if num_workers is None and isinstance(num_envs, int) and num_envs >= 1:
-            num_workers = default_num_workers(num_envs)
+        if num_workers is None and isinstance(num_instances, int) and num_instances >= 1:
+            num_workers = default_num_workers(num_instances)
         super().__init__(
-            env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
+            env_creator,
+            num_instances,
+            num_workers,
+            instances_per_recv,
+            zero_copy,
+            seed,
+            env_args,
+            env_kwargs,
+            **renamed,
         )
         if not ray.is_initialized():
             ray.init(address=ray_address, include_dashboard=False)

@@ -37,7 +37,8 @@ __all__ = ["VecEnv"]
 
 
 class VecEnv(base_vec_env.VecEnv):
-    """Wrap a synchronous puffer vectorizer (`batch_size == num_envs`) for Stable-Baselines3.
+    """Wrap a synchronous puffer vectorizer (`instances_per_recv == num_instances`) for
+    Stable-Baselines3 (whose `num_envs` is the vectorizer's rows, `num_agents`).
 
     Args:
         vec: any backend (Serial, Multiprocessing, Ray); closed with this env.
@@ -53,16 +54,17 @@ class VecEnv(base_vec_env.VecEnv):
     (None) and `env_is_wrapped` says False, since the envs live in other processes.
 
     Raises:
-        APIUsageError: a vectorizer with `batch_size < num_envs`, per-env seeds that are not
+        APIUsageError: a vectorizer with `instances_per_recv < num_instances`, per-env seeds that are not
             `s + i`, reset options, or an env method/attribute with a non-Serial backend.
     """
 
     def __init__(self, vec: Vectorizer):
-        if vec.batch_size != vec.num_envs:
+        if vec.instances_per_recv != vec.num_instances:
             raise APIUsageError(
-                f"sb3.VecEnv({vec!r}): SB3 steps every env at once, but batch_size="
-                f"{vec.batch_size} < num_envs={vec.num_envs}; make it synchronous: leave "
-                "puffer.vector.make's instances_per_recv at its default (num_instances)"
+                f"sb3.VecEnv({vec!r}): SB3 steps every env at once, but instances_per_recv="
+                f"{vec.instances_per_recv} < num_instances={vec.num_instances}; make it "
+                "synchronous: leave puffer.vector.make's instances_per_recv at its default "
+                "(num_instances)"
             )
         self.vec = vec
         super().__init__(vec.num_agents, vec.single_observation_space, vec.single_action_space)

@@ -1,13 +1,14 @@
 """`Serial`: every env stepped in the calling process, one after another.
 
 The reference backend: no processes, no copies (each env writes its rows of one `Buffer`).
-With `batch_size < num_envs` it mimics the async pool: `send` steps the batch at once and
-`recv` hands out ready batches in round-robin order.
+With `instances_per_recv < num_instances` it mimics the async pool: `send` steps the batch at
+once and `recv` hands out ready batches in round-robin order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from puffer.vector.base import EnvCreator, Infos, Vectorizer
 
@@ -15,7 +16,7 @@ __all__ = ["Serial"]
 
 
 class Serial(Vectorizer):
-    """Step `num_envs` envs in this process over one `Buffer` of `num_agents` rows.
+    """Step `num_instances` envs in this process over one `Buffer` of `num_agents` rows.
 
     `num_workers` only sets the granularity of batches (envs per worker); nothing runs in
     parallel. Arguments are those of `puffer.vector.make`.
@@ -24,7 +25,7 @@ class Serial(Vectorizer):
         >>> import numpy as np
         >>> from puffer.vector import Serial
         >>> from puffer.core import make as make_env
-        >>> vec = Serial(lambda buf=None: make_env("gym-CartPole-v1", buf=buf), num_envs=4)
+        >>> vec = Serial(lambda buf=None: make_env("gym-CartPole-v1", buf=buf), num_instances=4)
         >>> obs, infos = vec.reset(seed=0)
         >>> obs.shape, obs.dtype
         ((4, 4), dtype('float32'))
@@ -35,22 +36,31 @@ class Serial(Vectorizer):
     def __init__(
         self,
         env_creator: EnvCreator | str,
-        num_envs: int,
+        num_instances: int = 1,
         num_workers: int | None = None,
-        batch_size: int | None = None,
+        instances_per_recv: int | None = None,
         zero_copy: bool = True,
         seed: int | None = None,
         env_args: Sequence = (),
         env_kwargs: dict | None = None,
+        **renamed: Any,
     ):
         super().__init__(
-            env_creator, num_envs, num_workers, batch_size, zero_copy, seed, env_args, env_kwargs
+            env_creator,
+            num_instances,
+            num_workers,
+            instances_per_recv,
+            zero_copy,
+            seed,
+            env_args,
+            env_kwargs,
+            **renamed,
         )
         spec = self.spec
         self.buf = spec.allocate(self.num_agents)
         self.envs = []
         try:
-            for i in range(num_envs):
+            for i in range(num_instances):
                 rows = self.buf.rows(i * self.agents_per_env, (i + 1) * self.agents_per_env)
                 env = self.env_creator(*self.env_args, buf=rows, **self.env_kwargs)
                 self.envs.append(env)

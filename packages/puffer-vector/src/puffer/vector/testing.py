@@ -183,7 +183,7 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
     pool may take more); each env's observations, rewards, terminals, truncations and masks
     must equal those of a lone copy built with `buf=None` and reset with `seed + i` (and its
     legal-action masks, `vec.action_masks`, when the env has them). When
-    `batch_size == num_envs` the infos must match too, step by step.
+    `instances_per_recv == num_instances` the infos must match too, step by step.
 
     Raises:
         AssertionError: naming the env, the step and the array that differ.
@@ -192,7 +192,7 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
     dtype = vec.buf.actions.dtype
     single = batch_space(vec.single_action_space, per)
     tables = []
-    for i in range(vec.num_envs):
+    for i in range(vec.num_instances):
         single.seed(seed + 1000 + i)
         tables.append(np.stack([single.sample() for _ in range(steps)]).astype(dtype))
 
@@ -203,7 +203,7 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
         return (env.action_masks,) if masked else ()
 
     expected, expected_infos, expected_reset = [], [], []
-    for i in range(vec.num_envs):
+    for i in range(vec.num_instances):
         env = vec.env_creator(*vec.env_args, buf=None, **vec.env_kwargs)
         env.reset(seed + i)
         expected_reset.append(_snapshot(env.observations, env.masks, *lone_masks(env)))
@@ -216,8 +216,8 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
         expected.append(rows)
         expected_infos.append(infos)
 
-    counts = np.zeros(vec.num_envs, np.int64)
-    started = np.zeros(vec.num_envs, bool)
+    counts = np.zeros(vec.num_instances, np.int64)
+    started = np.zeros(vec.num_instances, bool)
     vec.async_reset(seed)
     while counts.min() < steps:
         obs, rewards, terminals, truncations, infos, agent_ids, masks = vec.recv()
@@ -245,9 +245,9 @@ def check_against_single_envs(vec: Any, steps: int = 1000, seed: int = 0) -> Non
                 continue
             for name, a, b in zip(names, want, got, strict=True):
                 assert np.array_equal(a, b), f"{vec!r}: env {e} step {t}: {name} {b} != {a}"
-        if vec.batch_size == vec.num_envs and counts[0] > 0:
+        if vec.instances_per_recv == vec.num_instances and counts[0] > 0:
             step = counts[0] - 1
-            want = [info for e in range(vec.num_envs) for info in expected_infos[e][step]]
+            want = [info for e in range(vec.num_instances) for info in expected_infos[e][step]]
             assert infos == want, f"{vec!r}: step {step}: infos {infos} != {want}"
         actions = np.concatenate([tables[e][min(counts[e], steps - 1)] for e in envs])
         vec.send(actions)
@@ -265,9 +265,9 @@ def check_final_observations(
     episode ended, `vec.final_observations` against the raw env's last observation.
 
     Raises:
-        AssertionError: a row differs, or fewer than `num_envs` episodes ended.
+        AssertionError: a row differs, or fewer than `num_instances` episodes ended.
     """
-    raws = [make_raw() for _ in range(vec.num_envs)]
+    raws = [make_raw() for _ in range(vec.num_instances)]
     expected = {i: (raw.reset(seed=seed + i)[0], False, False) for i, raw in enumerate(raws)}
     rng = np.random.default_rng(seed)
     vec.async_reset(seed)
@@ -295,7 +295,7 @@ def check_final_observations(
     vec.recv()
     for raw in raws:
         raw.close()
-    assert ended >= vec.num_envs, f"{vec!r}: only {ended} episodes ended in {steps} steps"
+    assert ended >= vec.num_instances, f"{vec!r}: only {ended} episodes ended in {steps} steps"
 
 
 def sb3_cartpole_ppo_kwargs() -> dict[str, Any]:

@@ -43,7 +43,7 @@ from puffer.view.tail import MetricsTail
 
 __all__ = ["MAX_POINTS", "collect", "read_run", "read_sweep"]
 
-# Points per curve sent to the page: a 20M-step run logs thousands of epochs; the browser
+# Points per curve sent to the page: a 20M-step run logs thousands of iterations; the browser
 # needs a few hundred to draw the same line.
 MAX_POINTS = 400
 # Config keys that name where a run lives rather than how it trains.
@@ -133,10 +133,10 @@ def read_run(
 
     Returns:
         A dict: `id` (the run dir relative to `root`), `env`, `sweep`, `metrics` (name ->
-        list of float or None, one per logged epoch, at most MAX_POINTS), `step` and `wall`
-        (agent steps; training seconds, summed from each epoch's steps / SPS), `diff`
+        list of float or None, one per logged iteration, at most MAX_POINTS), `step` and `wall`
+        (agent steps; training seconds, summed from each iteration's steps / SPS), `diff`
         ({key: [value, default]} for each config key off its default), `score` (the run's
-        score, `puffer.train.score`, as its last epoch logged it; None before an episode
+        score, `puffer.train.score`, as its last iteration logged it; None before an episode
         ends), `sps` (mean), `steps` (last), `video` (link to eval.gif or None), `updated`
         (mtime of the metrics), `skipped` (metrics lines that are no rows), `unread` (bytes
         at the start of a metrics file past `puffer.view.tail.METRICS_CAP` left out),
@@ -152,7 +152,7 @@ def read_run(
     steps = np.array([row["step"] for row in rows], dtype=np.float64)
     sps = np.array([_number(row.get("performance/sps")) for row in rows], dtype=np.float64)
     batch = np.diff(steps, prepend=0.0)
-    # Each epoch's duration is its batch over its SPS: their sum is the training wall time.
+    # Each iteration's duration is its batch over its SPS: their sum is the training wall time.
     wall = np.cumsum(np.where(sps > 0, batch / np.where(sps > 0, sps, 1.0), 0.0))
     keys = sorted({key for row in rows for key in row if key != "step"})
     keep = _thin(len(rows))

@@ -29,7 +29,7 @@ from puffer.view.inside import open_inside
 
 __all__ = ["METRICS_CAP", "MetricsTail", "MetricsWindow"]
 
-# Bytes of one run's metrics kept and parsed: ~30,000 epochs of a typical row, which
+# Bytes of one run's metrics kept and parsed: ~30,000 iterations of a typical row, which
 # MAX_POINTS thins to a few hundred anyway; far past any run's useful history.
 METRICS_CAP = 16 * 2**20
 

@@ -91,7 +91,7 @@ def evaluate(
         if opponent is not None:
             _match(creator, env, resolved, checkpoint, opponent, games, trust)
             return
-        instance = one_instance(creator, resolved.env)
+        instance = one_instance(env, resolved.env)
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)

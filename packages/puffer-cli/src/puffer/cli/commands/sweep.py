@@ -57,7 +57,7 @@ STORE_NAME = "sweep.jsonl"
 
 
 class CurveSink:
-    """A puffer-train metrics sink that keeps (steps, score, seconds) per epoch: the curve of
+    """A puffer-train metrics sink that keeps (steps, score, seconds) per iteration: the curve of
     the run's score (`puffer.train.score`), the one the sweep ranks runs by."""
 
     def __init__(self) -> None:
@@ -86,7 +86,7 @@ def train_objective(
 
     Returns:
         The run's score (`puffer.train.score`: the mean of `train.score_stat` over its last
-        epochs holding 100 episodes), its learning curve, and the run directory in `info`.
+        iterations holding 100 episodes), its learning curve, and the run directory in `info`.
 
     Raises:
         ValueError: The env never reported the statistic (the sweep records a failed run).

@@ -52,7 +52,7 @@ def train(
 
     On a terminal a live dashboard shows the run; with output to a file or a pipe (nohup,
     Slurm, CI), or with --no-dashboard, a plain line every --progress seconds does. Ctrl-C (or
-    SIGTERM) stops at the end of the current epoch, checkpoints it and prints the command that
+    SIGTERM) stops at the end of the current iteration, checkpoints it and prints the command that
     resumes the run; a second Ctrl-C quits at once.
     """
     # Under torchrun every rank runs this command; only rank 0 talks and writes files.
@@ -90,7 +90,7 @@ def train(
                 )
             raise typer.Exit(128 + stopped.signum) from None
         except KeyboardInterrupt:
-            # Before the first epoch, or a second Ctrl-C: the last checkpoint written stays.
+            # Before the first iteration, or a second Ctrl-C: the last checkpoint written stays.
             where = RunPaths.env_dir(resolved.train.data_dir, env)
             console.print(f"\ninterrupted; the checkpoints of {env} runs are under {where}/")
             raise typer.Exit(130) from None
@@ -98,7 +98,7 @@ def train(
         return
     paths = RunPaths(resolved.train.data_dir, env, result.run_dir.name)
     console.print(
-        f"done: {result.global_step:,} steps in {counted(result.iterations, 'epoch')}; "
+        f"done: {result.global_step:,} steps in {counted(result.iterations, 'iteration')}; "
         f"{score_words(result)}",
         markup=False,
     )

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from puffer.core import APIUsageError, Buffer, PufferEnv
+from puffer.core import APIUsageError, Buffer, PufferEnv, Vectorization
 
 __all__ = ["SanityEnv"]
 
@@ -34,6 +34,7 @@ class SanityEnv(PufferEnv):
     """
 
     agents_per_env: ClassVar[int] = 1
+    vectorization = Vectorization.NATIVE  # `num_envs` copies over one buffer
 
     def __init__(self, num_envs: int = 1, buf: Buffer | None = None):
         name = type(self).__name__

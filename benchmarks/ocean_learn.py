@@ -141,7 +141,7 @@ def pufferlib_row(
 ) -> list[dict]:
     """PufferLib's trainer on `env` at `config` (`pufferlib_config`, its budget
     `train.total_timesteps`), every env object it configures (`vec.num_envs`) on the CPU, its
-    shipped vec backend on CUDA; its epochs stream to `path`'s `.partial` twin while it runs
+    shipped vec backend on CUDA; its iterations stream to `path`'s `.partial` twin while it runs
     (removed once it ends)."""
     objects = 0 if device == "cuda" else int(config.get("vec", {}).get("num_envs", 1))
     partial = path.with_suffix(".partial")
@@ -232,7 +232,7 @@ def score_at(curve: list[dict], step: float) -> float | None:
 
 def seconds_to(curve: list[dict], score: float) -> float | None:
     """Training seconds until the logged score first reaches `score` (None if it never does):
-    PufferLib's rows log the wall time at each point; ours count each epoch's steps at its
+    PufferLib's rows log the wall time at each point; ours count each iteration's steps at its
     steps/s (training only, without start-up)."""
     logs_wall = all("wall" in point for point in curve)
     elapsed, last_step = 0.0, 0

@@ -108,7 +108,7 @@ def budget_of(curve: list[dict], run_config: Path | None) -> int:
 
 
 def training_seconds(curve: list[dict]) -> float:
-    """A run's training time: each logged epoch's steps at its steps/s (no start-up)."""
+    """A run's training time: each logged iteration's steps at its steps/s (no start-up)."""
     seconds, last = 0.0, 0
     for point in curve:
         seconds += (point["step"] - last) / point["sps"]

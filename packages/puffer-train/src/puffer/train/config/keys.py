@@ -84,7 +84,10 @@ def spec(default: Any, help: str, check: Check | None = None) -> Any:
 
 def field_help(section: type) -> dict[str, str]:
     """`{field name: one-line meaning}` of a config dataclass (a C header's `doc` for Ocean)."""
-    return {f.name: f.metadata.get("help") or f.metadata.get("doc", "") for f in _fields(section)}
+    return {
+        f.name: f.metadata.get("help") or f.metadata.get("doc", "")
+        for f in _fields(section).values()
+    }
 
 
 def normalize(key: str) -> str:

@@ -6,15 +6,8 @@ resolves, from Python as from the command line; `Config()` is the typed defaults
 
 from __future__ import annotations
 
-from puffer.train.config.fold import (
-    SECTIONS,
-    env_config_class,
-    env_defaults,
-    load_config,
-    parse_overrides,
-    read_config_file,
-)
-from puffer.train.config.keys import RENAMED_KEYS, ConfigError, check, field_help, flag
+from puffer.train.config.fold import env_config_class, env_defaults, load_config, parse_overrides
+from puffer.train.config.keys import RENAMED_KEYS, SECTIONS, ConfigError, check, field_help, flag
 from puffer.train.config.sections import (
     ENCODER_DTYPES,
     MATMUL_PRECISIONS,
@@ -43,5 +36,4 @@ __all__ = [
     "flag",
     "load_config",
     "parse_overrides",
-    "read_config_file",
 ]

@@ -1,19 +1,10 @@
 """The fold: `load_config` folds `[default.toml, *the env's sources, --config FILE, overrides]`.
 
-Every key is known before the first layer: the typed sections' fields, puffer-sweep's
-`SweepConfig` options, and the env's config class (`env_config_class`: the creator's keywords
-and, for an Ocean env, its C header's fields with their ranges). Each layer records only the
-keys it sets, each parsed and checked once as it arrives (`keys.parse`, whose message names the
-key, the file or flag it came from and the expected form); the config is built at the end.
-
-Layers: `default.toml` beside this module (the default search space, `[sweep.train.gamma]`
-tables), the env's sources in order (`sources.config_sources`: its own TOML; or keys derived from
-its spaces, its family's TOML, its member's TOML), `--config FILE` (TOML, or a PufferLib `.ini`),
-then `--section.key value` overrides. `Config.notes` says why a derived or family key has its
-value (a TOML over derived keys notes the keys it sets; a later layer that changes a value drops
-its note). A file may add [env] keywords to a creator that takes any (`gym-*`), and declare a
-searched parameter `[sweep.<section>.<key>]` for any key. TOML has no null: an optional key left
-out keeps None, and `--sweep.max-cost none` unsets one.
+Every key is known before the first layer (`_Fold.keys`: the typed sections, puffer-sweep's
+options, the env's config class); each layer records only the keys it sets, each parsed and
+checked once as it arrives (`keys.parse`); the config is built at the end. `Config.notes` says
+why a derived or family key has its value. A file may add [env] keywords to a creator that
+takes any (`gym-*`) and declare a searched parameter `[sweep.<section>.<key>]` for any key.
 """
 
 from __future__ import annotations
@@ -43,19 +34,11 @@ from puffer.train.config.keys import (
 )
 from puffer.train.config.sections import SWEEP_OPTIONS, TYPED_SECTIONS
 from puffer.train.config.sources import config_sources, source_origin
-from puffer.train.config.whole import Config
+from puffer.train.config.whole import Config, section_keys
 from puffer.train.pufferlib_ini import read_pufferlib_ini
 from puffer.vector import default_num_workers
 
-__all__ = [
-    "SECTIONS",
-    "Override",
-    "env_config_class",
-    "env_defaults",
-    "load_config",
-    "parse_overrides",
-    "read_config_file",
-]
+__all__ = ["Override", "env_config_class", "env_defaults", "load_config", "parse_overrides"]
 
 DEFAULT_TOML = "default.toml"
 _TOML_SCALARS = (bool, int, float, str)
@@ -63,13 +46,10 @@ Key = tuple[str, str]
 
 
 def env_config_class(creator: Callable[..., Any]) -> type | None:
-    """The frozen dataclass of an env's [env] keys, or None for a creator that takes any keyword
-    and declares none (`gym-*`, `pettingzoo-*`: their [env] stays a dict).
-
-    Its fields are the creator's keyword parameters whose defaults a TOML can hold (`buf` and
-    `render_mode` are the CLI's to choose), typed by their defaults, then, for an Ocean env, the
-    fields of its C header's `config_class` with their meanings and `min`/`max` ranges.
-    """
+    """The frozen dataclass of an env's [env] keys: the creator's keywords whose defaults TOML
+    holds (`buf`, `render_mode` are the CLI's), typed by them, then an Ocean env's C-header
+    fields with their meanings and ranges. None for a creator that takes any keyword and
+    declares none (`gym-*`, `pettingzoo-*`: their [env] stays a dict)."""
     try:
         parameters = list(inspect.signature(creator).parameters.values())
     except (TypeError, ValueError):
@@ -97,10 +77,8 @@ def env_config_class(creator: Callable[..., Any]) -> type | None:
 
 
 def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:
-    """`{key: default}` of the env's [env] keys (`env_config_class`); empty for a creator that
-    takes any keyword and declares none."""
-    fields = dataclasses.fields(env_config_class(creator) or _NoKeys)
-    return {f.name: f.default for f in fields}
+    """`{key: default}` of the env's [env] keys; empty where it declares none."""
+    return {f.name: f.default for f in dataclasses.fields(env_config_class(creator) or _NoKeys)}
 
 
 @dataclass
@@ -128,24 +106,23 @@ class _Fold:
     def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
         self.env_class = env_config_class(creator)
-        owners = {**TYPED_SECTIONS, "env": self.env_class or _NoKeys}
-        hints = {section: get_type_hints(owner) for section, owner in owners.items()}
+        defaults = {name: section() for name, section in TYPED_SECTIONS.items()}
+        defaults["env"] = (self.env_class or _NoKeys)()
         # (section, key) -> (the dataclass that checks its range, or None: its form alone;
         # its type hint; its default)
         self.keys: dict[Key, tuple[type | None, Any, Any]] = {
-            (section, f.name): (owner, hints[section][f.name], f.default)
-            for section, owner in owners.items()
-            for f in dataclasses.fields(owner)
+            (name, key): spec
+            for name, section in defaults.items()
+            for key, spec in section_keys(name, section).items()
         }
         sweep = {f.name: f.default for f in dataclasses.fields(SweepConfig)}
-        self.keys |= {("sweep", k): (None, hint, sweep[k]) for k, hint in SWEEP_OPTIONS.items()}
+        self.keys |= {("sweep", k): (None, h, sweep[k]) for k, h in SWEEP_OPTIONS.items()}
         self.values: dict[Key, Any] = {}
         # The keys the env's shipped layers set: what a range error of a later layer quotes
         # as the default (cartpole's 99,840 steps, not the code's 10M).
         self.shipped: dict[Key, Any] = {}
         self.params: dict[str, dict[str, Any]] = {}
-        # Searched parameters whose `mean` a layer above default.toml chose; the others are
-        # centred on the run's own value.
+        # Searched parameters whose `mean` a layer above default.toml chose (see `centred`).
         self.chosen_means: set[str] = set()
         self.notes: dict[Key, str] = {}
 
@@ -285,14 +262,9 @@ def load_config(
     config_file: str | Path | None = None,
     overrides: Sequence[str] = (),
 ) -> Config:
-    """Resolve the config of `env_name`: defaults, the env's sources, `config_file`, overrides.
-
-    An env without a TOML of its own is made once (then closed) to derive keys from its spaces.
-
-    Args:
-        env_name: A registered env name.
-        config_file: Optional user TOML (or PufferLib `.ini`) over the shipped configs.
-        overrides: Command-line tokens such as ["--train.learning-rate", "3e-4"].
+    """Resolve the config of the registered env `env_name`: defaults, the env's sources
+    (an env without a TOML of its own is made once to derive keys from its spaces), the user's
+    `config_file` (TOML or PufferLib `.ini`), then `overrides` (`["--train.gamma", "0.9"]`).
 
     Raises:
         EnvNotFoundError: No env is registered as `env_name`; the message lists close names.
@@ -328,31 +300,17 @@ def load_config(
             closed = hasattr(creator, "config_class")
             layer = read_pufferlib_ini(config_file, env_name, fold.env_keys(), closed_env=closed)
         else:
-            layer = read_config_file(config_file)
+            layer = _read(Path(config_file), str(config_file))
         fold.apply_file(layer, str(config_file))
     for override in parse_overrides(overrides):
         fold.apply_override(override)
     return fold.build()
 
 
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The layer a `--config FILE` holds: `{section: {key: value}}`, keys normalized.
-
-    Raises:
-        ConfigError: the file cannot be read or is not valid TOML; the message names it.
-    """
-    return _read(Path(path), str(path))
-
-
 @dataclass(frozen=True)
 class Override:
-    """One `--section.key value` from the command line.
-
-    Attributes:
-        path: Normalized key path, e.g. ("train", "learning_rate").
-        value: The raw text after the option, or None for a bare flag (`--train.compile`).
-        spelled: The option as the user typed it, for messages.
-    """
+    """One `--section.key value`: the normalized key path (`("train", "learning_rate")`), the
+    text after it (None for a bare flag) and the option as typed, for messages."""
 
     path: tuple[str, ...]
     value: str | None

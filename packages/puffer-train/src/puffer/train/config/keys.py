@@ -1,11 +1,9 @@
 """One spec per config key, and the one parse that reads and checks a value of it.
 
-A key is a dataclass field: its type hint is its form, its metadata its meaning and its range
-(`spec(default, help, check)` in the typed sections; `min`/`max` in an Ocean env's C-header
-config). `parse` takes a value as it arrives (command-line text, a TOML or Python value) and
-returns it as the field stores it, or raises one `ConfigError` that names the key, where it came
-from and the expected form. Keys spell `-` and `_` alike; a bare bool flag means true; an
-optional key takes `none`.
+A key is a dataclass field: its type hint is its form, its metadata its meaning and range
+(`spec(default, help, check)`; `min`/`max` in an Ocean env's C-header config). `parse` reads a
+value as it arrives (command-line text, a TOML or Python value) and checks it, or raises one
+`ConfigError` naming the key, where it came from and the expected form.
 """
 
 from __future__ import annotations
@@ -279,16 +277,10 @@ def _hints(owner: type) -> dict[str, Any]:
 def check(
     owner: type, name: str, value: Any, where: str | None = None, default: Any = MISSING
 ) -> Any:
-    """`value` as field `name` of the config dataclass `owner` stores it, or `ConfigError`.
-
-    Args:
-        owner: a typed section (`TrainConfig`), or an env's config (an Ocean env's fields carry
-            the `min`/`max` of its C header).
-        name: a field of it.
-        value: a Python value; numpy scalars, and ints for float fields, are accepted.
-        where: names the key in the message; default `Owner.name` (the fold passes the flag).
-        default: the default the message quotes; the field's own unless given (the fold passes
-            the env's shipped value, e.g. cartpole's 99,840 total_timesteps).
+    """A Python `value` (numpy scalars, and ints for floats, pass) as field `name` of the config
+    dataclass `owner` (a typed section, or an env's config whose C-header fields carry `min` and
+    `max`) stores it; else `ConfigError`, naming the key as `where` (default `Owner.name`) and
+    quoting `default` (default the field's own; the fold passes the env's shipped value).
 
     Example:
         >>> from puffer.train.config import TrainConfig

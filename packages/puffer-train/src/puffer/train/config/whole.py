@@ -39,7 +39,7 @@ from puffer.train.config.sections import (
     VecConfig,
 )
 
-__all__ = ["Config"]
+__all__ = ["Config", "section_keys"]
 
 
 @dataclass
@@ -165,7 +165,7 @@ class Config:
         if self.sweep is not None:
             sections["sweep"] = self.sweep
         for name, section in sections.items():
-            for key, (owner, hint, value) in _keys(name, section).items():
+            for key, (owner, hint, value) in section_keys(name, section).items():
                 meanings = _documented_attributes(SweepConfig) if name == "sweep" else {}
                 meaning = field_help(owner)[key] if owner else meanings.get(key, "")
                 meaning = meaning or ("env constructor keyword" if name == "env" else "")
@@ -181,7 +181,7 @@ class Config:
         for name, value in params.items():
             section, _, key = name.partition(".")
             refuse_renamed(section, key, f"sweep parameter {name!r}")
-            known = _keys(section, getattr(self, section)) if section in changes else {}
+            known = section_keys(section, getattr(self, section)) if section in changes else {}
             if key not in known:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
             owner, hint, base = known[key]  # an error quotes the sweep's base config's value
@@ -197,7 +197,7 @@ class Config:
         return dataclasses.replace(self, env=env, **sections)
 
 
-def _keys(name: str, section: Any) -> dict[str, tuple[type | None, Any, Any]]:
+def section_keys(name: str, section: Any) -> dict[str, tuple[type | None, Any, Any]]:
     """`{key: (owner, hint, value)}` of one section of a config: `owner` checks the key's range
     (None: only its form), `hint` its form; a dict [env] is typed by its values."""
     if isinstance(section, dict):

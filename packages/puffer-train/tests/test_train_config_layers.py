@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -237,6 +238,10 @@ def test_env_keys_are_typed_by_the_envs_own_config(tmp_path: Path) -> None:
     assert "buf" not in names and "render_mode" not in names  # the CLI's to choose
     with pytest.raises(ConfigError, match=r"--env\.frameskip is 0; set it to an int in \[1, "):
         load_config("breakout", overrides=["--env.frameskip", "0"])
+    # One class per env, so configs compare equal; it reads as the creator's keywords and
+    # pickles (a sweep's process runners receive the config).
+    assert load_config("breakout").env == pickle.loads(pickle.dumps(load_config("breakout").env))
+    assert dict(**breakout.env) == breakout.env_kwargs() and breakout.env["frameskip"] == 2
     meanings = {path: meaning for path, _, _, meaning in breakout.keys()}
     assert (
         meanings[("env", "frameskip")] == header.__dataclass_fields__["frameskip"].metadata["doc"]

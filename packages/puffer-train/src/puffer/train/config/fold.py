@@ -49,7 +49,12 @@ def env_config_class(creator: Callable[..., Any]) -> type | None:
     """The frozen dataclass of an env's [env] keys: the creator's keywords whose defaults TOML
     holds (`buf`, `render_mode` are the CLI's), typed by them, then an Ocean env's C-header
     fields with their meanings and ranges. None for a creator that takes any keyword and
-    declares none (`gym-*`, `pettingzoo-*`: their [env] stays a dict)."""
+    declares none (`gym-*`, `pettingzoo-*`: their [env] stays a dict). One class per creator,
+    so that configs of one env compare equal; an instance pickles as its creator and values."""
+    try:
+        return _ENV_CLASSES[creator]
+    except KeyError:
+        pass
     try:
         parameters = list(inspect.signature(creator).parameters.values())
     except (TypeError, ValueError):
@@ -60,6 +65,7 @@ def env_config_class(creator: Callable[..., Any]) -> type | None:
         if p.name not in ("buf", "render_mode") and isinstance(p.default, _TOML_SCALARS)
     }
     header = getattr(creator, "config_class", None)
+    made: type | None = None
     if dataclasses.is_dataclass(header):
         hints = get_type_hints(header)
         fields |= {
@@ -70,10 +76,31 @@ def env_config_class(creator: Callable[..., Any]) -> type | None:
             )
             for f in dataclasses.fields(header)
         }
-    elif any(p.kind is p.VAR_KEYWORD for p in parameters):
-        return None
-    name = getattr(header or creator, "__name__", type(creator).__name__).removesuffix("Config")
-    return dataclasses.make_dataclass(f"{name}EnvConfig", fields.values(), frozen=True)
+    if header is not None or not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        name = getattr(header or creator, "__name__", type(creator).__name__).removesuffix("Config")
+        made = dataclasses.make_dataclass(
+            f"{name}EnvConfig", fields.values(), frozen=True, namespace=_env_methods(creator)
+        )
+    _ENV_CLASSES[creator] = made
+    return made
+
+
+_ENV_CLASSES: dict[Callable[..., Any], type | None] = {}
+
+
+def _env_methods(creator: Callable[..., Any]) -> dict[str, Any]:
+    """An env config reads as the creator's keyword arguments (`creator(**config.env)`,
+    `config.env["frameskip"]`) and pickles as its creator and values (process runners)."""
+    return {
+        "keys": lambda self: [f.name for f in dataclasses.fields(self)],
+        "__getitem__": lambda self, key: getattr(self, key),
+        "__reduce__": lambda self: (_env_config, (creator, dataclasses.asdict(self))),
+    }
+
+
+def _env_config(creator: Callable[..., Any], values: dict[str, Any]) -> Any:
+    """An env's config from its creator and values (how one is unpickled)."""
+    return env_config_class(creator)(**values)  # type: ignore[misc]
 
 
 def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:

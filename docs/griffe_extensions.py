@@ -19,7 +19,7 @@ from typing import Any
 
 import griffe
 
-from puffer.train.config.fields import _TYPE_WORDS
+from puffer.train.config.keys import _TYPE_WORDS
 
 _EXAMPLE = re.compile(r"^(\s*)Example:[ \t]*$", re.MULTILINE)
 

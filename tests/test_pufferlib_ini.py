@@ -40,7 +40,7 @@ def _quiet_load(env: str, config_file: Path | str | None = None):
 
 
 def _value(config, section: str, key: str):
-    return config.env[key] if section == "env" else getattr(getattr(config, section), key)
+    return config.env_kwargs()[key] if section == "env" else getattr(getattr(config, section), key)
 
 
 def test_pufferlib3_breakout_ini_resolves_to_our_pufferlib3_config() -> None:

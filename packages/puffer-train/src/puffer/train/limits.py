@@ -10,7 +10,7 @@ what exhausts it, and the message names the key, the value and the bound.
 from __future__ import annotations
 
 from puffer.train.config import Config, ConfigError
-from puffer.train.config.fields import flag
+from puffer.train.config.keys import flag
 
 __all__ = ["LIMITS", "check_limits"]
 
@@ -42,7 +42,7 @@ def check_limits(config: Config) -> None:
         --policy.hidden-size is 100000000, past the bound of 65,536
     """
     for (section, key), (bound, what) in LIMITS.items():
-        values = config.env if section == "env" else vars(getattr(config, section))
+        values = config.env_kwargs() if section == "env" else vars(getattr(config, section))
         value = values.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and value > bound:
             raise ConfigError(

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from puffer.core import Vectorization, declared_vectorization, env_creator, ours_for_pufferlib_name
-from puffer.train.config.sections import ConfigError
+from puffer.train.config.keys import ConfigError
 
 __all__ = ["PUFFERLIB_CONSTANTS", "PufferLibKeysNotRead", "read_pufferlib_ini"]
 

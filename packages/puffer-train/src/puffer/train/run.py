@@ -68,7 +68,7 @@ def make_vecenv(env_name: str, config: Config) -> Any:
     """The env `config.vec` asks for: the env itself ('native') or a puffer.vector backend."""
     vec, seed = config.vec, config.train.seed
     if vec.backend == "native":  # VecConfig refused more than one instance for it
-        return make_env(env_name, **config.env)
+        return make_env(env_name, **config.env_kwargs())
     import puffer.vector
 
     backend_kwargs = (
@@ -82,7 +82,7 @@ def make_vecenv(env_name: str, config: Config) -> Any:
         instances_per_recv=vec.instances_per_recv or None,
         zero_copy=vec.zero_copy,
         seed=seed,
-        env_kwargs=dict(config.env),
+        env_kwargs=config.env_kwargs(),
         **backend_kwargs,
     )
 

@@ -91,7 +91,7 @@ def evaluate(
         if opponent is not None:
             _match(creator, env, resolved, checkpoint, opponent, games, trust)
             return
-        instance = one_instance(env, resolved.env)
+        instance = one_instance(env, resolved.env_kwargs())
         # A batch of one row gains nothing from intra-op threads, and on a busy machine their
         # barriers wait for a time slice (milliseconds per op) whenever a core is taken.
         torch.set_num_threads(1)
@@ -162,7 +162,7 @@ def _match(
     creator, env: str, run, checkpoint: Path, opponent: str, games: int, trust: dict
 ) -> None:
     """Play `games` games of the checkpoint's policy against `opponent`; print the tally."""
-    instance = creator(**run.env)
+    instance = creator(**run.env_kwargs())
     torch.set_num_threads(1)
     try:
         learner = policy_player(load_policy(checkpoint, instance, **trust))

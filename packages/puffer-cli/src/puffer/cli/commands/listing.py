@@ -22,7 +22,7 @@ from puffer.cli.commands._common import (
 )
 from puffer.core import env_creator, make, registered_envs
 from puffer.core.registry import env_package
-from puffer.train.config.fields import flag
+from puffer.train.config.keys import flag
 
 __all__ = ["describe_space", "list_envs", "register", "show_config"]
 

@@ -77,7 +77,7 @@ def play(
                 f"puffer play {env}: no display (DISPLAY is unset); run it on a desktop, or "
                 "under a virtual X server: xvfb-run puffer play ..."
             )
-        instance = one_instance(env, resolved.env)
+        instance = one_instance(env, resolved.env_kwargs())
         writer = VideoWriter(record, fps) if record is not None else None
         window = None
         try:

@@ -1,4 +1,4 @@
-"""The one config of a run: typed sections, TOML layering, typed overrides and derived defaults.
+"""The one config of a run: typed sections, the env's typed [env], and the fold of its layers.
 
 `load_config(env, config_file, overrides)` is what `puffer train ENV --config FILE --train.x y`
 resolves, from Python as from the command line; `Config()` is the typed defaults alone.
@@ -6,21 +6,8 @@ resolves, from Python as from the command line; `Config()` is the typed defaults
 
 from __future__ import annotations
 
-from puffer.train.config.fields import (
-    RENAMED_KEYS,
-    ConfigError,
-    Kind,
-    check_field,
-    field_help,
-    refuse_renamed,
-)
-from puffer.train.config.fold import (
-    SECTIONS,
-    env_defaults,
-    load_config,
-    parse_overrides,
-    read_config_file,
-)
+from puffer.train.config.fold import env_config_class, env_defaults, load_config, parse_overrides
+from puffer.train.config.keys import RENAMED_KEYS, SECTIONS, ConfigError, check, field_help, flag
 from puffer.train.config.sections import (
     ENCODER_DTYPES,
     MATMUL_PRECISIONS,
@@ -38,16 +25,15 @@ __all__ = [
     "SECTIONS",
     "Config",
     "ConfigError",
-    "Kind",
     "PolicyConfig",
     "Sizes",
     "TrainConfig",
     "VecConfig",
-    "check_field",
+    "check",
+    "env_config_class",
     "env_defaults",
     "field_help",
+    "flag",
     "load_config",
     "parse_overrides",
-    "read_config_file",
-    "refuse_renamed",
 ]

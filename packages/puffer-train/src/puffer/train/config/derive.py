@@ -1,23 +1,8 @@
-"""Defaults for envs without a TOML of their own: derived from the env's spaces and the machine.
+"""Defaults for envs without a TOML of their own, derived from the env's spaces and the machine.
 
-`load_config` layers these between the typed defaults (tuned on Ocean breakout) and a family
-TOML, only when the env's registration names no TOML of its own. Each derived key carries the
-reason it was chosen, which `puffer config ENV` prints as a comment beside it.
-
-What is derived, and from what:
-- [vec]: an env whose creator takes `num_envs` steps its own batch ('native'); any other (a
-  Python env, one copy per object) runs `ENVS_PER_CORE` copies per core under
-  'multiprocessing', one worker per core.
-- [policy]: 'nature_cnn' for (H, W, C) or (C, H, W) image rows (channel order and /255 are the
-  encoder's), 'mlp' otherwise; Dict/Tuple rows reach the MLP as their concatenated leaves, or
-  the multi-input encoder ('multi') when a leaf is an image. The action head follows the
-  action space (`puffer.train.policies.make_head`).
-- [train]: PPO settings in the style of CleanRL's `ppo.py` (Adam 2.5e-4, 128-step segments,
-  4 minibatches, 4 passes, gamma 0.99, lambda 0.95, uniform segment sampling), which work over
-  a wide range of env sizes; entropy bonus 0.01 for discrete actions, 0 for Box actions.
-
-Family TOMLs (classic control, Box2D, MuJoCo) sit above this layer, in the order
-`puffer.train.config.sources` gives a `gym-<id>` its sources.
+A source of the fold (`sources.config_sources`), under a `gym-<id>`'s family TOML. Each key
+carries its reason (`puffer config ENV` prints it beside the value): [vec] from whether the env
+steps its own batch, [policy] from the observation space, [train] PPO in CleanRL's style.
 """
 
 from __future__ import annotations

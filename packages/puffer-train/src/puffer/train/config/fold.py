@@ -1,21 +1,10 @@
-"""The fold: `load_config` folds `[default.toml, *sources, --config FILE, overrides]`.
+"""The fold: `load_config` folds `[default.toml, *the env's sources, --config FILE, overrides]`.
 
-The bottom layer is typed and lives in code, never in TOML: the `[train]`, `[policy]` and
-`[vec]` dataclasses; puffer-sweep's `SweepConfig` for the [sweep] options (`max_cost` and
-`steps_key` default to a real None); the env creator's keyword defaults for [env] (an Ocean
-env's C-header config class types them and bounds their ranges). Each layer above records only
-the keys it sets, each parsed and checked once as it arrives (`fields.parse`: the key, the file
-or flag it came from and the expected form in the message); the sections are built at the end.
-
-Layers: `default.toml` beside this module (only the default search space: `[sweep.train.gamma]`
-tables), the env's sources in order (`sources.config_sources`: its own TOML; or keys derived
-from its spaces, its family's TOML, its member TOML), `--config FILE` (`read_config_file`),
-then `--section.key value` overrides. A TOML over derived keys notes the keys it sets;
-`Config.notes` says why each derived or family key has its value, and `to_toml` prints that
-beside it. A layer may only set keys that exist, except that a file may add [env] keyword
-arguments the creator takes through `**kwargs`, and a file may declare a searched parameter
-`[sweep.<section>.<key>]` for any key. TOML has no null, so an optional key left out keeps
-None; `--sweep.max-cost none` unsets one.
+Every key is known before the first layer (`_Fold.keys`: the typed sections, puffer-sweep's
+options, the env's config class); each layer records only the keys it sets, each parsed and
+checked once as it arrives (`keys.parse`); the config is built at the end. `Config.notes` says
+why a derived or family key has its value. A file may add [env] keywords to a creator that
+takes any (`gym-*`) and declare a searched parameter `[sweep.<section>.<key>]` for any key.
 """
 
 from __future__ import annotations
@@ -23,50 +12,105 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import tomllib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from puffer.core import env_creator
 from puffer.sweep import SweepConfig, parse_sweep_config
-from puffer.train.config.derive import Derived
-from puffer.train.config.fields import (
+from puffer.train.config.keys import (
+    SECTIONS,
     ConfigError,
-    Kind,
     closest,
     coerce,
     flag,
     normalize,
     parse,
     refuse_renamed,
+    refuse_unknown,
 )
-from puffer.train.config.sections import FIELD_KINDS, SWEEP_OPTIONS, TYPED_SECTIONS, known_kind
+from puffer.train.config.sections import SWEEP_OPTIONS, TYPED_SECTIONS
 from puffer.train.config.sources import config_sources, source_origin
-from puffer.train.config.whole import Config
+from puffer.train.config.whole import Config, section_keys
 from puffer.train.pufferlib_ini import read_pufferlib_ini
 from puffer.vector import default_num_workers
 
-__all__ = [
-    "DEFAULT_TOML",
-    "SECTIONS",
-    "Override",
-    "env_defaults",
-    "load_config",
-    "parse_overrides",
-    "read_config_file",
-]
+__all__ = ["Override", "env_config_class", "env_defaults", "load_config", "parse_overrides"]
 
-SECTIONS = ("env", "vec", "policy", "train", "sweep")
-"""The sections of a config TOML, in the order `puffer config` prints them."""
 DEFAULT_TOML = "default.toml"
 _TOML_SCALARS = (bool, int, float, str)
-_SWEEP_METRIC = (
-    "a sweep ranks its runs by their score: set the statistic scored with train.score_stat "
-    "(e.g. --train.score-stat episode_return) instead of [sweep] metric"
-)
+Key = tuple[str, str]
+
+
+def env_config_class(creator: Callable[..., Any]) -> type | None:
+    """The frozen dataclass of an env's [env] keys: the creator's keywords whose defaults TOML
+    holds (`buf`, `render_mode` are the CLI's), typed by them, then an Ocean env's C-header
+    fields with their meanings and ranges. None for a creator that takes any keyword and
+    declares none (`gym-*`, `pettingzoo-*`: their [env] stays a dict). One class per creator,
+    so that configs of one env compare equal; an instance pickles as its creator and values."""
+    try:
+        return _ENV_CLASSES[creator]
+    except KeyError:
+        pass
+    try:
+        parameters = list(inspect.signature(creator).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    fields: dict[str, tuple[str, Any, Any]] = {
+        p.name: (p.name, type(p.default), dataclasses.field(default=p.default))
+        for p in parameters
+        if p.name not in ("buf", "render_mode") and isinstance(p.default, _TOML_SCALARS)
+    }
+    header = getattr(creator, "config_class", None)
+    made: type | None = None
+    if dataclasses.is_dataclass(header):
+        hints = get_type_hints(header)
+        fields |= {
+            f.name: (
+                f.name,
+                hints[f.name],
+                dataclasses.field(default=f.default, metadata=f.metadata),
+            )
+            for f in dataclasses.fields(header)
+        }
+    if header is not None or not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        name = getattr(header or creator, "__name__", type(creator).__name__).removesuffix("Config")
+        made = dataclasses.make_dataclass(
+            f"{name}EnvConfig", fields.values(), frozen=True, namespace=_env_methods(creator)
+        )
+    _ENV_CLASSES[creator] = made
+    return made
+
+
+_ENV_CLASSES: dict[Callable[..., Any], type | None] = {}
+
+
+def _env_methods(creator: Callable[..., Any]) -> dict[str, Any]:
+    """An env config reads as the creator's keyword arguments (`creator(**config.env)`,
+    `config.env["frameskip"]`) and pickles as its creator and values (process runners)."""
+    return {
+        "keys": lambda self: [f.name for f in dataclasses.fields(self)],
+        "__getitem__": lambda self, key: getattr(self, key),
+        "__reduce__": lambda self: (_env_config, (creator, dataclasses.asdict(self))),
+    }
+
+
+def _env_config(creator: Callable[..., Any], values: dict[str, Any]) -> Any:
+    """An env's config from its creator and values (how one is unpickled)."""
+    return env_config_class(creator)(**values)  # type: ignore[misc]
+
+
+def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:
+    """`{key: default}` of the env's [env] keys; empty where it declares none."""
+    return {f.name: f.default for f in dataclasses.fields(env_config_class(creator) or _NoKeys)}
+
+
+@dataclass
+class _NoKeys:
+    """The [env] keys of a creator that declares none."""
 
 
 def _read(source: Traversable | Path, origin: str) -> dict[str, Any]:
@@ -83,98 +127,39 @@ def _normalized(table: Mapping[str, Any]) -> dict[str, Any]:
     return {normalize(k): _normalized(v) if isinstance(v, Mapping) else v for k, v in table.items()}
 
 
-def env_defaults(creator: Callable[..., Any]) -> dict[str, Any]:
-    """Keyword defaults of an env creator that a TOML can hold.
-
-    Reads the creator's signature (keyword parameters whose defaults are bool, int, float or
-    str) and, for creators with a `config_class` dataclass (Ocean envs), that class's fields.
-    `buf` and `render_mode` are the CLI's to choose and are left out.
-
-    Returns:
-        `{key: default}`; empty for creators that only take `**kwargs`.
-    """
-    defaults: dict[str, Any] = {}
-    try:
-        parameters = inspect.signature(creator).parameters.values()
-    except (TypeError, ValueError):
-        parameters = []
-    for parameter in parameters:
-        if parameter.name in ("buf", "render_mode"):
-            continue
-        if isinstance(parameter.default, _TOML_SCALARS):
-            defaults[parameter.name] = parameter.default
-    config_class = getattr(creator, "config_class", None)
-    if dataclasses.is_dataclass(config_class):
-        instance = config_class()
-        for field in dataclasses.fields(config_class):
-            value = getattr(instance, field.name)
-            if isinstance(value, _TOML_SCALARS) or isinstance(value, list):
-                defaults[field.name] = value
-    return defaults
-
-
-class _Layers:
-    """The keys each layer sets, typed and checked as they arrive; defaults are never copied."""
+class _Fold:
+    """The keys each layer sets, parsed and checked as they arrive; defaults are never copied."""
 
     def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
-        self.env = env_defaults(creator)
-        # The env's own config class (an Ocean env's C header) types its [env] keys and
-        # bounds their ranges, as the typed sections' fields do theirs.
-        header = getattr(creator, "config_class", None)
-        self.header: type | None = header if dataclasses.is_dataclass(header) else None
-        self.values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+        self.env_class = env_config_class(creator)
+        defaults = {name: section() for name, section in TYPED_SECTIONS.items()}
+        defaults["env"] = (self.env_class or _NoKeys)()
+        # (section, key) -> (the dataclass that checks its range, or None: its form alone;
+        # its type hint; its default)
+        self.keys: dict[Key, tuple[type | None, Any, Any]] = {
+            (name, key): spec
+            for name, section in defaults.items()
+            for key, spec in section_keys(name, section).items()
+        }
+        sweep = {f.name: f.default for f in dataclasses.fields(SweepConfig)}
+        self.keys |= {("sweep", k): (None, h, sweep[k]) for k, h in SWEEP_OPTIONS.items()}
+        self.values: dict[Key, Any] = {}
+        # The keys the env's shipped layers set: what a range error of a later layer quotes
+        # as the default (cartpole's 99,840 steps, not the code's 10M).
+        self.shipped: dict[Key, Any] = {}
         self.params: dict[str, dict[str, Any]] = {}
-        # Searched parameters whose `mean` a layer above default.toml set (env TOML, --config,
-        # an override): those keep it; the others start from the run's own value.
+        # Searched parameters whose `mean` a layer above default.toml chose (see `centred`).
         self.chosen_means: set[str] = set()
-        self.notes: dict[tuple[str, str], str] = {}
-        # The keys the env's shipped layers set (default.toml, its TOML or derived and family
-        # keys): what a range error quotes as the default of a later layer's bad value.
-        self.shipped: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+        self.notes: dict[Key, str] = {}
 
-    def ship(self) -> None:
-        """Mark the layers so far as the env's shipped config."""
-        self.shipped = {name: dict(values) for name, values in self.values.items()}
-
-    def env_keys(self) -> dict[str, Any]:
-        return {**self.env, **self.values["env"]}
-
-    def kind(self, section: str, key: str) -> Kind | None:
-        """The key's kind; None for an unknown (or renamed: `refuse_renamed` says) key."""
-        if section == "sweep":
-            if key == "metric":
-                raise ConfigError(f"{flag(('sweep', key))}: {_SWEEP_METRIC}")
-            return SWEEP_OPTIONS.get(key)
-        return known_kind(section, key, self.env_keys())
-
-    def valid_flags(self) -> list[str]:
-        flags = [flag((s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
-        flags += [flag(("env", k)) for k in self.env_keys()]
-        flags += [flag(("sweep", k)) for k in SWEEP_OPTIONS]
-        flags += [
-            flag(("sweep", *name.split("."), k)) for name, spec in self.params.items() for k in spec
-        ]
-        return flags
-
-    def set(self, section: str, key: str, value: Any, where: str, example: Any) -> None:
-        kind = self.kind(section, key)
-        assert kind is not None  # callers look the key up first
-        shipped = self.shipped[section]
-        default = shipped[key] if key in shipped else self._default(section, key)
-        before = self.values[section].get(key, default)
-        owner = TYPED_SECTIONS.get(section)
-        if section == "env" and self.header is not None and key in _field_names(self.header):
-            owner = self.header
-        value = parse(owner, key, value, kind, where, default, example)
-        self.values[section][key] = value
-        if value != before:  # a layer that restates a value leaves the reason for it standing
-            self.notes.pop((section, key), None)
-
-    def apply_derived(self, derived: list[Derived]) -> None:
-        for d in derived:
-            self.set(d.section, d.key, d.value, f"{flag((d.section, d.key))} (derived)", None)
-            self.notes[(d.section, d.key)] = f"derived: {d.why}"
+    def set(self, key: Key, value: Any, where: str, example: Any) -> None:
+        owner, hint, default = self.keys[key]
+        default = self.shipped.get(key, default)
+        before = self.values.get(key, default)
+        self.values[key] = parse(owner, key[1], hint, value, where, default, example)
+        if self.values[key] != before:  # a layer that restates a value keeps its reason
+            self.notes.pop(key, None)
 
     def apply_file(self, data: Mapping[str, Any], origin: str, note: str | None = None) -> None:
         for section, table in data.items():
@@ -188,101 +173,100 @@ class _Layers:
             for key, value in table.items():
                 where = f"{flag((section, key))} (in {origin})"
                 if section == "sweep" and isinstance(value, Mapping):
-                    for name, spec in _param_tables(key, value, where):
-                        self.add_param(name, spec, origin)
-                elif section == "env" and key not in self.env_keys():
-                    # a keyword the creator takes through **kwargs; the env checks it
-                    self.values["env"][key] = _toml_value(value, where)
-                elif self.kind(section, key) is None:
-                    refuse_renamed(section, key, where)
-                    raise ConfigError(
-                        f"unknown key {where}{closest(flag((section, key)), self.valid_flags())}"
-                    )
-                else:
-                    self.set(section, key, value, where, None)
+                    self.add_params(key, value, origin, where)
+                elif (section, key) in self.keys:
+                    self.set((section, key), value, where, None)
                     if note is not None:
-                        self.notes[(section, key)] = note
+                        self.notes[section, key] = note
+                elif section == "env" and self.env_class is None:
+                    if isinstance(value, Mapping):
+                        raise ConfigError(
+                            f"{where} is a table; env keyword arguments are bool, int, float, "
+                            "str or list values"
+                        )
+                    # a keyword of a creator that takes any (the env checks it), typed from now
+                    # on by this value
+                    self.keys["env", key] = (None, type(value), value)
+                    self.values["env", key] = value
+                else:
+                    refuse_unknown((section, key), where, "unknown key ", self.valid_flags())
 
-    def add_param(self, name: str, spec: Mapping[str, Any], origin: str) -> None:
-        section, _, key = name.partition(".")
-        where = f"{flag(('sweep', section, key))} (in {origin})"
-        if section not in (*TYPED_SECTIONS, "env") or self.kind(section, key) is None:
-            refuse_renamed(section, key, where)
-            valid = [flag(("sweep", s, k)) for s in TYPED_SECTIONS for k in FIELD_KINDS[s]]
-            raise ConfigError(
-                f"unknown key {where}: a searched parameter names a config key as "
-                f"[sweep.<section>.<key>]{closest(flag(('sweep', section, key)), valid)}"
-            )
-        self.params.setdefault(name, {}).update(spec)
-        if "mean" in spec and origin != DEFAULT_TOML:
-            self.chosen_means.add(name)
+    def add_params(self, key: str, table: Mapping[str, Any], origin: str, where: str) -> None:
+        """`[sweep."train.gamma"]` or `[sweep.train.gamma]`: searched parameters' spec tables."""
+        nested = "." not in key
+        for name, spec in table.items() if nested else [(key, table)]:
+            name = f"{key}.{name}" if nested else name
+            if not isinstance(spec, Mapping):
+                raise ConfigError(
+                    f"{where}.{name.partition('.')[2]} is {spec!r}; a searched parameter is a "
+                    f"table like [sweep.{name}] with distribution, min and max"
+                )
+            section, _, field = name.partition(".")
+            if section not in ("env", *TYPED_SECTIONS) or (section, field) not in self.keys:
+                spelled = f"{flag(('sweep', section, field))} (in {origin})"
+                refuse_renamed(section, field, spelled)
+                valid = [flag(("sweep", *k)) for k in self.keys if k[0] in TYPED_SECTIONS]
+                raise ConfigError(
+                    f"unknown key {spelled}: a searched parameter names a config key as "
+                    f"[sweep.<section>.<key>]{closest(flag(('sweep', section, field)), valid)}"
+                )
+            self.params.setdefault(name, {}).update(spec)
+            if "mean" in spec and origin != DEFAULT_TOML:
+                self.chosen_means.add(name)
 
     def apply_override(self, override: Override) -> None:
-        path, spelled = override.path, override.spelled
-        section = path[0]
-        known = len(path) == 2 and section in SECTIONS
-        if known and self.kind(section, path[1]) is not None:
-            self.set(section, path[1], override.value, spelled, self._current(section, path[1]))
+        path, spelled, value = override.path, override.spelled, override.value
+        if len(path) == 2 and path in self.keys:
+            self.set(path, value, spelled, self.values.get(path, self.keys[path][2]))
             return
-        if section == "sweep" and self._is_param_table(path[1:]):
-            coerce(override.value, Kind("table"), spelled)  # raises: a table is not a value
-        if section == "sweep" and len(path) == 4:
-            spec = self.params.get(f"{path[1]}.{path[2]}", {})
-            if path[3] in spec:
-                old = spec[path[3]]
-                spec[path[3]] = coerce(override.value, Kind.of(old), spelled, old)
-                if path[3] == "mean":
-                    self.chosen_means.add(f"{path[1]}.{path[2]}")
-                return
-        # A renamed key is unknown under its old name: say what it is called now.
-        refuse_renamed(*(path[1:3] if section == "sweep" and len(path) > 2 else path[:2]), spelled)
-        hint = closest(flag(path), self.valid_flags())
-        if section not in SECTIONS:
-            hint += f" (sections are {', '.join(SECTIONS)})"
-        raise ConfigError(f"unknown config key {spelled}{hint}")
+        name, full = ".".join(path[1:3]), ".".join(path[1:])
+        if path[0] == "sweep" and len(path) == 4 and path[3] in self.params.get(name, {}):
+            old = self.params[name][path[3]]
+            self.params[name][path[3]] = coerce(value, type(old), spelled, old)
+            if path[3] == "mean":
+                self.chosen_means.add(name)
+            return
+        if path[0] == "sweep" and any(p == full or p.startswith(f"{full}.") for p in self.params):
+            raise ConfigError(
+                f"{spelled} is a table, not a value; set its keys instead (e.g. {spelled}.KEY)"
+            )
+        refuse_unknown(path, spelled, "unknown config key ", self.valid_flags())
 
-    def _is_param_table(self, parts: tuple[str, ...]) -> bool:
-        """`("train",)` or `("train", "gamma")` when they hold searched parameter tables."""
-        name = ".".join(parts)
-        return any(p == name or p.startswith(f"{name}.") for p in self.params)
-
-    def _current(self, section: str, key: str) -> Any:
-        if key in self.values[section]:
-            return self.values[section][key]
-        return self._default(section, key)
-
-    def _default(self, section: str, key: str) -> Any:
-        if section == "env":
-            return self.env.get(key)
-        if section == "sweep":
-            return _field_default(SweepConfig, key)
-        return _field_default(TYPED_SECTIONS[section], key)
+    def valid_flags(self) -> list[str]:
+        flags = [flag(key) for key in self.keys]
+        return flags + [
+            flag(("sweep", *n.split("."), k)) for n, s in self.params.items() for k in s
+        ]
 
     def build(self) -> Config:
-        vec = self.values["vec"]
+        values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+        for (section, key), value in self.values.items():
+            values[section][key] = value
+        vec = values["vec"]
         if self.notes.get(("vec", "num_workers"), "").startswith("derived"):
             # A later layer may have changed num_instances: keep the workers dividing it.
             vec["num_workers"] = default_num_workers(vec.get("num_instances", 1))
-        sections = {name: section(**self.values[name]) for name, section in TYPED_SECTIONS.items()}
-        env = self.env_keys()
+        sections = {name: section(**values[name]) for name, section in TYPED_SECTIONS.items()}
+        env = self.env_class(**values["env"]) if self.env_class else values["env"]
+        kwargs = dataclasses.asdict(env) if self.env_class else env
         params = {
-            name: self._centred(name, spec, sections, env) for name, spec in self.params.items()
+            name: self.centred(name, spec, sections, kwargs) for name, spec in self.params.items()
         }
         return Config(
             **sections,
             env=env,
-            sweep=parse_sweep_config({**self.values["sweep"], **params}),
+            sweep=parse_sweep_config({**values["sweep"], **params}),
             sweep_params=params,
             env_name=self.env_name,
             notes=dict(self.notes),
         )
 
-    def _centred(
+    def centred(
         self, name: str, spec: dict[str, Any], sections: Mapping[str, Any], env: Mapping[str, Any]
     ) -> dict[str, Any]:
         """`spec` with its `mean` (Protein's first suggestion) at the run's own value of the
-        key, the env's shipped config, unless a layer chose the mean or the value lies
-        outside [min, max]; default.toml's means are generic centres."""
+        key, unless a layer chose the mean or the value lies outside [min, max]: default.toml's
+        means are generic centres."""
         section, _, key = name.partition(".")
         if name in self.chosen_means or "values" in spec:
             return spec
@@ -294,37 +278,10 @@ class _Layers:
             return spec
         return {**spec, "mean": value}
 
-
-def _field_names(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls)}
-
-
-def _field_default(section: type, key: str) -> Any:
-    return next(f.default for f in dataclasses.fields(section) if f.name == key)
-
-
-def _param_tables(
-    key: str, value: Mapping[str, Any], where: str
-) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """`("train.gamma", spec)` from `[sweep."train.gamma"]` or `[sweep.train.gamma]`."""
-    if "." in key:
-        yield key, value
-        return
-    for name, spec in value.items():
-        if not isinstance(spec, Mapping):
-            raise ConfigError(
-                f"{where}.{name} is {spec!r}; a searched parameter is a table like "
-                f"[sweep.{key}.{name}] with distribution, min and max"
-            )
-        yield f"{key}.{name}", spec
-
-
-def _toml_value(value: Any, where: str) -> Any:
-    if isinstance(value, Mapping):
-        raise ConfigError(
-            f"{where} is a table; env keyword arguments are bool, int, float, str or list values"
-        )
-    return value
+    def env_keys(self) -> dict[str, Any]:
+        """The [env] keyword arguments so far: the defaults under the values set."""
+        defaults = {k: d for (section, k), (_, _, d) in self.keys.items() if section == "env"}
+        return defaults | {k: v for (section, k), v in self.values.items() if section == "env"}
 
 
 def load_config(
@@ -332,19 +289,9 @@ def load_config(
     config_file: str | Path | None = None,
     overrides: Sequence[str] = (),
 ) -> Config:
-    """Resolve the config of `env_name`: defaults, env TOML, `config_file`, then `overrides`.
-
-    Checks every value (type, range, finiteness) on the way. An env without a TOML of its own
-    is made once (then closed) to derive keys from its spaces, under its family TOML if any.
-
-    Args:
-        env_name: A registered env name; the TOML its registration names is used when there is
-            one.
-        config_file: Optional user TOML layered on top of the shipped configs.
-        overrides: Command-line tokens such as ["--train.learning-rate", "3e-4"].
-
-    Returns:
-        The typed `Config`.
+    """Resolve the config of the registered env `env_name`: defaults, the env's sources
+    (an env without a TOML of its own is made once to derive keys from its spaces), the user's
+    `config_file` (TOML or PufferLib `.ini`), then `overrides` (`["--train.gamma", "0.9"]`).
 
     Raises:
         EnvNotFoundError: No env is registered as `env_name`; the message lists close names.
@@ -354,58 +301,43 @@ def load_config(
 
     Example:
         >>> config = load_config("squared", overrides=["--train.learning-rate", "3e-4"])
-        >>> config.train.learning_rate, config.sweep.max_cost
-        (0.0003, None)
+        >>> config.train.learning_rate, config.sweep.max_cost, config.env.max_steps
+        (0.0003, None, 33)
     """
     creator = env_creator(env_name)
-    layers = _Layers(env_name, creator)
-    layers.apply_file(
-        _read(files("puffer.train.config") / DEFAULT_TOML, DEFAULT_TOML), DEFAULT_TOML
-    )
+    fold = _Fold(env_name, creator)
+    fold.apply_file(_read(files("puffer.train.config") / DEFAULT_TOML, DEFAULT_TOML), DEFAULT_TOML)
     derived = False
     for source in config_sources(env_name, creator):
         if callable(source):
-            layers.apply_derived(source(creator, layers.env_keys()))
+            for d in source(creator, fold.env_keys()):
+                fold.set((d.section, d.key), d.value, f"{flag((d.section, d.key))} (derived)", None)
+                fold.notes[d.section, d.key] = f"derived: {d.why}"
             derived = True
             continue
         origin = source_origin(source)
         # A TOML over derived keys says which keys it set (the derivation's notes go).
         kind = "family" if origin.startswith("families/") else "env"
-        note = f"{kind} config {origin}" if derived else None
-        layers.apply_file(_read(source, origin), origin, note=note)
-    layers.ship()
+        fold.apply_file(
+            _read(source, origin), origin, f"{kind} config {origin}" if derived else None
+        )
+    fold.shipped = dict(fold.values)
     if config_file is not None:
         if Path(config_file).suffix == ".ini":  # PufferLib's own config, in our keys
             closed = hasattr(creator, "config_class")
-            layer = read_pufferlib_ini(
-                Path(config_file), env_name, layers.env_keys(), closed_env=closed
-            )
+            layer = read_pufferlib_ini(config_file, env_name, fold.env_keys(), closed_env=closed)
         else:
-            layer = read_config_file(config_file)
-        layers.apply_file(layer, str(config_file))
+            layer = _read(Path(config_file), str(config_file))
+        fold.apply_file(layer, str(config_file))
     for override in parse_overrides(overrides):
-        layers.apply_override(override)
-    return layers.build()
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The layer a `--config FILE` holds: `{section: {key: value}}`, keys normalized.
-
-    Raises:
-        ConfigError: the file cannot be read or is not valid TOML; the message names it.
-    """
-    return _read(Path(path), str(path))
+        fold.apply_override(override)
+    return fold.build()
 
 
 @dataclass(frozen=True)
 class Override:
-    """One `--section.key value` from the command line.
-
-    Attributes:
-        path: Normalized key path, e.g. ("train", "learning_rate").
-        value: The raw text after the option, or None for a bare flag (`--train.compile`).
-        spelled: The option as the user typed it, for messages.
-    """
+    """One `--section.key value`: the normalized key path (`("train", "learning_rate")`), the
+    text after it (None for a bare flag) and the option as typed, for messages."""
 
     path: tuple[str, ...]
     value: str | None
@@ -413,15 +345,8 @@ class Override:
 
 
 def parse_overrides(args: Sequence[str]) -> list[Override]:
-    """Split extra command-line tokens into overrides.
-
-    Args:
-        args: Tokens left over after the command's own options, e.g.
-            ["--train.learning-rate", "3e-4", "--vec.backend=serial", "--train.compile"].
-
-    Returns:
-        One `Override` per option, in order. A value that is missing (end of the line or the
-        next token is another `--option`) is None, meaning "true" for a bool key.
+    """Split extra command-line tokens into overrides; a value left out (the end of the line,
+    or the next token is an `--option`; `-1` is a value) is None, true for a bool key.
 
     Raises:
         ConfigError: A token is not of the form `--section.key`.
@@ -433,28 +358,15 @@ def parse_overrides(args: Sequence[str]) -> list[Override]:
     overrides = []
     i = 0
     while i < len(args):
-        token = args[i]
-        name, eq, inline = token.partition("=")
+        name, eq, inline = args[i].partition("=")
         if not name.startswith("--") or "." not in name or name.endswith("."):
             raise ConfigError(
-                f"unexpected argument {token!r}; config overrides look like "
+                f"unexpected argument {args[i]!r}; config overrides look like "
                 "`--section.key value` (e.g. --train.learning-rate 3e-4), sections are "
                 "env, vec, policy, train, sweep"
             )
-        path = tuple(normalize(part) for part in name[2:].split("."))
-        if eq:
-            value: str | None = inline
-            i += 1
-        elif i + 1 < len(args) and not _is_option(args[i + 1]):
-            value = args[i + 1]
-            i += 2
-        else:
-            value = None
-            i += 1
-        overrides.append(Override(path, value, name))
+        taken = 0 if eq or i + 1 == len(args) or args[i + 1].startswith("--") else 1
+        value = inline if eq else (args[i + 1] if taken else None)
+        overrides.append(Override(tuple(normalize(p) for p in name[2:].split(".")), value, name))
+        i += 1 + taken
     return overrides
-
-
-def _is_option(token: str) -> bool:
-    # A negative number (`--train.gamma -1`) is a value, not the next option.
-    return token.startswith("--")

@@ -1,12 +1,10 @@
 """The typed sections of a run's config: `[train]`, `[policy]` and `[vec]`, one dataclass each.
 
-These dataclasses hold the defaults of every key (an env's TOML sets only what it changes).
-Every field carries a one-line meaning (`field_help(cls)` lists them, `--help` and `puffer config
-ENV --keys` show them) and, where its type is not enough, the range or choices it must fall in.
-A section checks every value when it is built (`TrainConfig(learning_rate="fast")` raises
-`ConfigError` naming the key, the value and the expected form), so a bad value stops a run
-before any env or directory exists. What depends on the machine (the device, a writable
-`data_dir`) is checked by `TrainConfig.check_host`, which creates nothing.
+They hold the default of every key (an env's TOML sets only what it changes), each with its
+one-line meaning and, where the type is not enough, its range or choices (`keys.spec`). A
+section checks its values when it is built, so a bad value stops a run before any env or
+directory exists; what depends on the machine is `TrainConfig.check_host`'s, which creates
+nothing.
 """
 
 from __future__ import annotations
@@ -14,21 +12,19 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from puffer.sweep import SweepConfig
-from puffer.train.config.fields import (
+from puffer.train.config.keys import (
     Check,
     Checked,
     ConfigError,
-    Kind,
     above,
     at_least,
     one_of,
-    refuses_renamed_keys,
+    refuse_renamed,
     spec,
     within,
 )
@@ -37,7 +33,6 @@ from puffer.vector import BACKENDS
 __all__ = [
     "BOX_ACTIONS",
     "ENCODER_DTYPES",
-    "FIELD_KINDS",
     "MATMUL_PRECISIONS",
     "MLP_ACTIVATIONS",
     "MUON_MOMENTUM_RULES",
@@ -47,7 +42,6 @@ __all__ = [
     "PolicyConfig",
     "TrainConfig",
     "VecConfig",
-    "known_kind",
 ]
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
@@ -386,7 +380,6 @@ class PolicyConfig(Checked):
                 )
 
 
-@refuses_renamed_keys("vec")
 @dataclass
 class VecConfig(Checked):
     """The `[vec]` section: how `train(env_name, ...)` vectorizes the env.
@@ -440,30 +433,21 @@ class VecConfig(Checked):
             )
 
 
+_vec_init = VecConfig.__init__
+
+
+def _vec_refusing_renamed(self: VecConfig, *args: Any, **kwargs: Any) -> None:
+    for key in kwargs:  # `VecConfig(num_envs=2)` says what the key is called now
+        refuse_renamed("vec", key)
+    _vec_init(self, *args, **kwargs)
+
+
+VecConfig.__init__ = _vec_refusing_renamed  # type: ignore[method-assign]
+
 TYPED_SECTIONS: dict[str, type] = {"vec": VecConfig, "policy": PolicyConfig, "train": TrainConfig}
 """The typed sections by TOML name, in the order `puffer config` prints them."""
-
-# [sweep] options are SweepConfig's fields; `space` is built from the parameter tables, and
-# `metric` is not set here: a sweep ranks its runs by their score, whose statistic is
-# `train.score_stat` (puffer.train.score), so one key decides it for runs and sweeps alike.
-_NOT_SWEEP_OPTIONS = ("space", "metric")
+# [sweep] options are SweepConfig's fields but `space` (built from the parameter tables) and
+# `metric`: a sweep ranks its runs by their score, whose statistic is `train.score_stat`.
 SWEEP_OPTIONS = {
-    name: Kind.of_hint(hint)
-    for name, hint in get_type_hints(SweepConfig).items()
-    if name not in _NOT_SWEEP_OPTIONS
+    k: h for k, h in get_type_hints(SweepConfig).items() if k not in ("space", "metric")
 }
-# The kind of every typed key, by section: how command-line text for it is parsed.
-FIELD_KINDS = {
-    name: {key: Kind.of_hint(hint) for key, hint in get_type_hints(section).items()}
-    for name, section in TYPED_SECTIONS.items()
-}
-
-
-def known_kind(section: str, key: str, env: Mapping[str, Any]) -> Kind | None:
-    """The kind of config key `section.key` (an [env] key is typed by its current value), or
-    None when there is no such key."""
-    if section in FIELD_KINDS:
-        return FIELD_KINDS[section].get(key)
-    if section == "env":
-        return Kind.of(env[key]) if key in env else None
-    return None

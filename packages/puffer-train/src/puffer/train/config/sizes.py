@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from puffer.train.config.fields import ConfigError
+from puffer.train.config.keys import ConfigError
 from puffer.train.config.sections import TrainConfig
 
 __all__ = ["Sizes"]

@@ -1,6 +1,6 @@
 """`Config`: a whole run's config, its TOML sections together, and its text form.
 
-    [env]     keyword arguments of the env's creator       Config.env (a dict)
+    [env]     keyword arguments of the env's creator       Config.env (the env's config)
     [vec]     how the env is vectorized                    Config.vec (VecConfig)
     [policy]  the network                                  Config.policy (PolicyConfig)
     [train]   PPO, the optimizer, bookkeeping              Config.train (TrainConfig)
@@ -18,23 +18,28 @@ import dataclasses
 import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_type_hints
 
 import tomli_w
 
 from puffer.sweep import SweepConfig
-from puffer.train.config.fields import ConfigError, Kind, field_help, flag, parse, refuse_renamed
+from puffer.train.config.keys import (
+    ConfigError,
+    field_help,
+    flag,
+    parse,
+    refuse_renamed,
+    type_text,
+)
 from puffer.train.config.sections import (
-    FIELD_KINDS,
     SWEEP_OPTIONS,
     TYPED_SECTIONS,
     PolicyConfig,
     TrainConfig,
     VecConfig,
-    known_kind,
 )
 
-__all__ = ["Config"]
+__all__ = ["Config", "section_keys"]
 
 
 @dataclass
@@ -45,7 +50,11 @@ class Config:
         train: [train] as a `TrainConfig`.
         policy: [policy] as a `PolicyConfig`.
         vec: [vec] as a `VecConfig`.
-        env: [env]: keyword arguments for the env's creator.
+        env: [env], the env's config: an instance of the dataclass `load_config` builds from
+            the creator's keyword parameters and, for an Ocean env, its C header's config
+            fields (typed and ranged as declared there); a dict for a creator that takes any
+            keyword (`gym-*`, `pettingzoo-*`: Gymnasium's and PettingZoo's constructors check
+            them) and for a config built in Python without an env.
         sweep: [sweep] as puffer-sweep's `SweepConfig` (options and search space); None for a
             config built in Python without one.
         sweep_params: The searched parameters' spec tables by dotted key (e.g.
@@ -58,7 +67,7 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     vec: VecConfig = field(default_factory=VecConfig)
-    env: dict[str, Any] = field(default_factory=dict)
+    env: Any = field(default_factory=dict)
     sweep: SweepConfig | None = None
     sweep_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     env_name: str | None = None
@@ -71,11 +80,17 @@ class Config:
                     f"Config.{name} is {getattr(self, name)!r}; pass a {section.__name__}(...) "
                     "(or build the whole config with Config.from_dict)"
                 )
-        if not isinstance(self.env, dict) or not all(isinstance(k, str) for k in self.env):
+        typed = dataclasses.is_dataclass(self.env) and not isinstance(self.env, type)
+        keyed = isinstance(self.env, dict) and all(isinstance(k, str) for k in self.env)
+        if not (typed or keyed):
             raise ConfigError(
                 f"Config.env is {self.env!r}; pass a dict of the env constructor's keyword "
                 "arguments"
             )
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """[env] as the keyword arguments of the env's creator."""
+        return dict(self.env) if isinstance(self.env, dict) else dataclasses.asdict(self.env)
 
     def to_dict(self) -> dict[str, Any]:
         """The sections a run trains with, as a JSON-ready nested dict: [train], [policy],
@@ -84,7 +99,7 @@ class Config:
             "train": dataclasses.asdict(self.train),
             "policy": dataclasses.asdict(self.policy),
             "vec": dataclasses.asdict(self.vec),
-            "env": dict(self.env),
+            "env": self.env_kwargs(),
         }
 
     @classmethod
@@ -116,7 +131,7 @@ class Config:
         as a comment, and a derived or family key is followed by a comment saying why.
         """
         tables: list[tuple[str, Mapping[str, Any]]] = [
-            ("env", self.env),
+            ("env", self.env_kwargs()),
             *((name, dataclasses.asdict(getattr(self, name))) for name in TYPED_SECTIONS),
         ]
         if self.sweep is not None:
@@ -136,25 +151,25 @@ class Config:
                     lines.append(f"{line}  # {note}" if note else line)
         return "\n".join(lines) + "\n"
 
-    def keys(self) -> Iterator[tuple[tuple[str, str], Any, Kind, str]]:
-        """Every settable key but the parameter tables: `((section, key), value, kind, meaning)`.
+    def keys(self) -> Iterator[tuple[tuple[str, str], Any, str, str]]:
+        """Every settable key but the parameter tables: `((section, key), value, form,
+        meaning)`, the form as `type_text` names it.
 
         Example:
             >>> from puffer.train.config import load_config
             >>> config = load_config("squared")
             >>> next(row for row in config.keys() if row[0] == ("sweep", "max_cost"))[1:3]
-            (None, Kind(name='float', optional=True, element=None))
+            (None, 'float or none')
         """
-        for key, value in self.env.items():
-            yield ("env", key), value, Kind.of(value), "env constructor keyword"
-        for name, section in TYPED_SECTIONS.items():
-            meanings = field_help(section)
-            for key, kind in FIELD_KINDS[name].items():
-                yield (name, key), getattr(getattr(self, name), key), kind, meanings[key]
+        sections = {"env": self.env, **{name: getattr(self, name) for name in TYPED_SECTIONS}}
         if self.sweep is not None:
-            meanings = _documented_attributes(SweepConfig)
-            for key, kind in SWEEP_OPTIONS.items():
-                yield ("sweep", key), getattr(self.sweep, key), kind, meanings.get(key, "")
+            sections["sweep"] = self.sweep
+        for name, section in sections.items():
+            for key, (owner, hint, value) in section_keys(name, section).items():
+                meanings = _documented_attributes(SweepConfig) if name == "sweep" else {}
+                meaning = field_help(owner)[key] if owner else meanings.get(key, "")
+                meaning = meaning or ("env constructor keyword" if name == "env" else "")
+                yield (name, key), value, type_text(hint), meaning
 
     def with_params(self, params: Mapping[str, Any]) -> Config:
         """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion.
@@ -166,19 +181,30 @@ class Config:
         for name, value in params.items():
             section, _, key = name.partition(".")
             refuse_renamed(section, key, f"sweep parameter {name!r}")
-            kind = known_kind(section, key, self.env)
-            if kind is None:
+            known = section_keys(section, getattr(self, section)) if section in changes else {}
+            if key not in known:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
-            where = flag((section, key))
-            # An error quotes the value the sweep's base config has.
-            base = self.env if section == "env" else vars(getattr(self, section))
-            owner = TYPED_SECTIONS.get(section)
-            changes[section][key] = parse(owner, key, value, kind, where, base.get(key), None)
+            owner, hint, base = known[key]  # an error quotes the sweep's base config's value
+            changes[section][key] = parse(owner, key, hint, value, flag((section, key)), base, None)
         sections = {
             name: dataclasses.replace(getattr(self, name), **changes[name])
             for name in TYPED_SECTIONS
         }
-        return dataclasses.replace(self, env={**self.env, **changes["env"]}, **sections)
+        if isinstance(self.env, dict):
+            env = {**self.env, **changes["env"]}
+        else:
+            env = dataclasses.replace(self.env, **changes["env"])
+        return dataclasses.replace(self, env=env, **sections)
+
+
+def section_keys(name: str, section: Any) -> dict[str, tuple[type | None, Any, Any]]:
+    """`{key: (owner, hint, value)}` of one section of a config: `owner` checks the key's range
+    (None: only its form), `hint` its form; a dict [env] is typed by its values."""
+    if isinstance(section, dict):
+        return {key: (None, type(value), value) for key, value in section.items()}
+    owner = type(section) if name != "sweep" else None
+    hints = SWEEP_OPTIONS if name == "sweep" else get_type_hints(type(section))
+    return {key: (owner, hint, getattr(section, key)) for key, hint in hints.items()}
 
 
 def _documented_attributes(cls: type) -> dict[str, str]:

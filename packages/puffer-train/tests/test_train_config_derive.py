@@ -72,6 +72,7 @@ def test_derived_policy_acts_and_learns_on_a_real_env(case: str) -> None:
     def creator(buf=None, seed=None):
         return GymnasiumPufferEnv(factory(), buf=buf, seed=seed)
 
+    creator.vectorization = "single"  # type: ignore[attr-defined]  # one Gymnasium env
     derived = derive_defaults(creator, {})
     keys = {(d.section, d.key): d.value for d in derived}
     assert keys[("vec", "backend")] == "multiprocessing"

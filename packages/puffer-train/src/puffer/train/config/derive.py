@@ -1,8 +1,10 @@
 """Defaults for envs without a TOML of their own, derived from the env's spaces and the machine.
 
 A source of the fold (`sources.config_sources`), under a `gym-<id>`'s family TOML. Each key
-carries its reason (`puffer config ENV` prints it beside the value): [vec] from whether the env
-steps its own batch, [policy] from the observation space, [train] PPO in CleanRL's style.
+carries its reason (`puffer config ENV` prints it beside the value): [vec] from whether the
+env's registration declares it 'native' (it steps its own batch;
+`puffer.core.declared_vectorization`), [policy] from the observation space, [train] PPO in
+CleanRL's style.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from puffer.core import usable_cores
+from puffer.core import Vectorization, declared_vectorization, usable_cores
 from puffer.train.policies.encoders import is_image
 
 __all__ = ["ENVS_PER_CORE", "Derived", "derive_defaults"]
@@ -106,7 +108,10 @@ def derive_defaults(creator: Callable[..., Any], env_keys: dict[str, Any]) -> li
     Returns:
         The derived keys, in section order.
     """
-    native = "num_envs" in env_keys
+    native = (
+        declared_vectorization(creator, getattr(creator, "__qualname__", "the env"))
+        is Vectorization.NATIVE
+    )
     env = creator(**env_keys)
     try:
         derived = [*_vec(native), *_policy(env)]

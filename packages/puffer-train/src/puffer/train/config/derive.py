@@ -21,7 +21,7 @@ from puffer.train.policies.encoders import is_image
 __all__ = ["ENVS_PER_CORE", "Derived", "derive_defaults"]
 
 # Python env copies per core: enough rows per step to amortize the policy's forward and the
-# IPC round trip, few enough that 128-step segments still make epochs of a few thousand steps.
+# IPC round trip, few enough that 128-step segments still make iterations of a few thousand steps.
 ENVS_PER_CORE = 4
 
 

@@ -114,7 +114,7 @@ _RENAMED = {
     ),
     ("vec", "batch_size"): (
         "instances_per_recv",
-        "[train] batch_size, agent steps per epoch",
+        "[train] batch_size, agent steps per iteration",
         "env instances per recv()",
     ),
 }

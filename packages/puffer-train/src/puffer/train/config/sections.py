@@ -96,7 +96,9 @@ class TrainConfig(Checked):
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
     )
     total_timesteps: int = spec(10_000_000, "agent steps to train for", at_least(1))
-    batch_size: int = spec(0, "agent steps per epoch; 0 means num_agents * horizon", at_least(0))
+    batch_size: int = spec(
+        0, "agent steps per iteration; 0 means num_agents * horizon", at_least(0)
+    )
     horizon: int = spec(
         64, "steps per segment (the BPTT length of recurrent policies)", at_least(1)
     )
@@ -110,11 +112,11 @@ class TrainConfig(Checked):
         at_least(0),
     )
     update_epochs: int = spec(
-        1, "passes over the batch per epoch (minibatches sampled with replay)", at_least(1)
+        1, "passes over the batch per iteration (minibatches sampled with replay)", at_least(1)
     )
     replay_ratio: float = spec(
         0.0,
-        "minibatches per epoch as a multiple of the batch, int(replay_ratio * batch_size / "
+        "minibatches per iteration as a multiple of the batch, int(replay_ratio * batch_size / "
         "minibatch_size) (PufferLib 4.0's way to set them); 0: update_epochs passes",
         at_least(0),
     )
@@ -122,7 +124,7 @@ class TrainConfig(Checked):
     gae_lambda: float = spec(0.90, "GAE lambda", within(0, 1))
     vtrace: bool = spec(
         True,
-        "before each minibatch, weight the advantages by V-trace with the ratios the epoch's "
+        "before each minibatch, weight the advantages by V-trace with the ratios the iteration's "
         "earlier minibatches left, as PufferLib's trainer does; false: GAE from the rollout, "
         "as CleanRL and SB3 train",
     )
@@ -165,8 +167,8 @@ class TrainConfig(Checked):
     )
     recurrent_state: str = spec(
         "carry",
-        "'carry': each agent's recurrent state runs on from epoch to epoch and training "
-        "replays every segment from the state it started with; 'zero': every epoch's rollout "
+        "'carry': each agent's recurrent state runs on from iteration to iteration and training "
+        "replays every segment from the state it started with; 'zero': every iteration's rollout "
         "starts each agent from zeros, as PufferLib's trainer does (feedforward policies "
         "ignore it)",
         one_of("carry", "zero"),
@@ -202,18 +204,18 @@ class TrainConfig(Checked):
     )
     run_id: str = spec("", "run directory name; empty makes a fresh time-stamped id", _DIR_NAME)
     checkpoint_interval: int = spec(
-        50, "epochs between checkpoints; 0: only the one always written at the end", at_least(0)
+        50, "iterations between checkpoints; 0: only the one always written at the end", at_least(0)
     )
     checkpoint_minutes: float = spec(
         5.0,
         "also checkpoint once this many minutes of training passed since the last one, so a "
-        "kill loses at most that (or one epoch); 0: epochs only",
+        "kill loses at most that (or one iteration); 0: iterations only",
         at_least(0),
     )
     resume: bool = spec(False, "continue the run in <data_dir>/<env>/<run_id> from its checkpoint")
     score_stat: str = spec(
         "auto",
-        "the env statistic a run is scored by (its mean over the last epochs holding 100 "
+        "the env statistic a run is scored by (its mean over the last iterations holding 100 "
         "episodes, the score everywhere: train's last line, dashboards, metrics, sweeps); "
         "'auto': score where the env reports it, else episode_return",
         _NON_EMPTY,
@@ -233,7 +235,7 @@ class TrainConfig(Checked):
         if self.replay_ratio > 0 and self.update_epochs != 1:
             raise ConfigError(
                 f"train.replay_ratio is {self.replay_ratio} and train.update_epochs is "
-                f"{self.update_epochs}; both set the minibatches per epoch: keep one (the "
+                f"{self.update_epochs}; both set the minibatches per iteration: keep one (the "
                 "other at replay_ratio = 0 or update_epochs = 1)"
             )
         if self.resume and not self.run_id:
@@ -386,7 +388,7 @@ class VecConfig(Checked):
 
     `num_instances` and `instances_per_recv` are `puffer.vector.make`'s `num_envs` and
     `batch_size`; the config names them apart from `[env] num_envs` (an env's own keyword, for
-    Ocean envs the agents one instance holds) and `[train] batch_size` (agent steps per epoch).
+    Ocean envs the agents one instance holds) and `[train] batch_size` (agent steps per iteration).
     """
 
     backend: str = spec(

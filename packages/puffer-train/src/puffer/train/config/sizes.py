@@ -22,11 +22,11 @@ class Sizes:
     Attributes:
         num_agents: rows the vecenv reports per full step (N).
         horizon: steps per segment (T).
-        segments: segments per epoch (S = batch_size / T).
-        chunks: segments each agent fills per epoch (S / N).
-        batch_size: agent steps per epoch (S * T).
+        segments: segments per iteration (S = batch_size / T).
+        chunks: segments each agent fills per iteration (S / N).
+        batch_size: agent steps per iteration (S * T).
         minibatch_segments: segments per minibatch.
-        minibatches: minibatches per epoch: update_epochs * S / minibatch_segments, or with
+        minibatches: minibatches per iteration: update_epochs * S / minibatch_segments, or with
             a replay_ratio int(replay_ratio * S / minibatch_segments), at least 1.
         iterations: iterations (one rollout and one update each; an update makes
             `update_epochs` passes over the batch) to reach total_timesteps over all DDP ranks
@@ -66,7 +66,7 @@ class Sizes:
         minibatch_segments = minibatch_size // horizon
         if segments % minibatch_segments:
             raise ConfigError(
-                f"segments per epoch {segments} (batch_size {batch_size} / horizon {horizon}) is "
+                f"segments per iteration {segments} (batch_size {batch_size} / horizon {horizon}) is "
                 f"not a multiple of segments per minibatch {minibatch_segments} (minibatch_size "
                 f"{minibatch_size} / horizon {horizon}); pick sizes that divide"
             )

@@ -30,7 +30,7 @@ from puffer.train.config import ConfigError, check
         (TrainConfig, {"device": "gpu"}, r"device is 'gpu'; set it to a string naming a torch device"),
         (TrainConfig, {"run_id": "../x"}, r"run_id is '\.\./x'; .*naming one directory"),
         (TrainConfig, {"resume": True}, r"train\.resume is set but train\.run_id is empty"),
-        (TrainConfig, {"replay_ratio": 2.0, "update_epochs": 3}, r"both set the minibatches per epoch"),
+        (TrainConfig, {"replay_ratio": 2.0, "update_epochs": 3}, r"both set the minibatches per iteration"),
         (PolicyConfig, {"recurrent": "gru"}, r"recurrent is 'gru'; .*among 'none', 'lstm', 'mingru'"),
         (VecConfig, {"backend": "threads"}, r"backend is 'threads'; .*among 'native', 'serial'"),
         (VecConfig, {"num_instances": 4}, r"vec\.num_instances is 4 with vec\.backend 'native'"),

@@ -187,7 +187,7 @@ def test_replay_ratio_sets_minibatches_as_pufferlib4() -> None:
     train = TrainConfig(minibatch_size=65_536, replay_ratio=1.4242098997083206)
     assert Sizes.derive(train, num_agents=4096).minibatches == 5
     assert Sizes.derive(TrainConfig(minibatch_size=65_536, replay_ratio=0.1), 4096).minibatches == 1
-    with pytest.raises(APIUsageError, match="both set the minibatches per epoch"):
+    with pytest.raises(APIUsageError, match="both set the minibatches per iteration"):
         TrainConfig(replay_ratio=2.0, update_epochs=2)
 
 

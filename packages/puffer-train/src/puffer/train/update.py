@@ -35,6 +35,7 @@ from puffer.train.ppo import (
     minibatch_loss,
     minibatch_norms,
 )
+from puffer.train.precision import compute, policy_outputs
 
 __all__ = ["CPU_MICROBATCH", "Minibatch", "Replay", "Update", "microbatch_segments"]
 
@@ -252,11 +253,13 @@ class Update:
         tick = clock()
         # index_select copies whole rows (advanced indexing: element by element, 1.5x the
         # time for Ocean breakout's 30 KiB segments on CPU).
-        params, new_value = self.policy.forward_train(
-            rows.observations.index_select(0, part),
-            tuple(s[part] for s in buf.states),
-            buf.starts(part) if self.policy.is_recurrent else None,
-        )
+        with compute(self.cfg.precision, self.device):
+            params, new_value = self.policy.forward_train(
+                rows.observations.index_select(0, part),
+                tuple(s[part] for s in buf.states),
+                buf.starts(part) if self.policy.is_recurrent else None,
+            )
+        params, new_value = policy_outputs(params, new_value)
         loss, stats = minibatch_loss(
             self.policy.head,
             params,

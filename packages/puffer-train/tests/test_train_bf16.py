@@ -11,8 +11,14 @@ import torch
 from puffer.core import make
 from puffer.kernels import mingru_scan
 from puffer.kernels.testing import assert_relative_close
-from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, apply_torch_settings
-from puffer.train import make_policy
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    apply_torch_settings,
+    make_policy,
+)
 from puffer.train.config import ConfigError
 from puffer.train.optim import FlatMuon
 from puffer.train.precision import compute, policy_outputs

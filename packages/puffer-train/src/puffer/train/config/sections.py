@@ -101,8 +101,8 @@ class TrainConfig(Checked):
     precision: str = spec(
         "float32",
         "what the policy computes in: 'float32', or 'bfloat16' (torch.autocast over its "
-        "rollout and training passes: products in bfloat16, the recurrent kernels, the heads' "
-        "outputs, the loss and the float32 parameters, gradients and optimizer as they are)",
+        "rollout and training passes: matrix products in bfloat16; recurrent kernels, the "
+        "heads' outputs, the loss, parameters, gradients and optimizer in float32)",
         one_of("float32", "bfloat16"),
     )
     cuda_graphs: bool = spec(

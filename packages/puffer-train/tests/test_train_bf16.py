@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from puffer.core import make
-from puffer.kernels import mingru_scan
+from puffer.kernels import lstm_sequence, mingru_scan
 from puffer.kernels.testing import assert_relative_close
 from puffer.train import (
     Config,
@@ -106,3 +106,17 @@ def test_a_bfloat16_run_trains_on_float32_master_weights() -> None:
         trainer.close()
     finally:
         env.close()
+
+
+def test_the_lstm_kernel_runs_in_float32_under_autocast() -> None:
+    """The LSTM's sequence kernel likewise: its input projection is a product inside it, and
+    runs in float32 too (autocast is off in the kernel's body)."""
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(3, 6, 8, generator=generator).bfloat16()
+    h0, c0 = (torch.randn(3, 4, generator=generator) for _ in range(2))
+    weights = [torch.randn(s, generator=generator) for s in ((16, 8), (16, 4), (16,), (16,))]
+    starts = torch.rand(3, 6, generator=generator) < 0.2
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = lstm_sequence(x, h0, c0, starts, *weights)
+    assert got.dtype == torch.float32
+    assert torch.equal(got, lstm_sequence(x.float(), h0, c0, starts, *weights))

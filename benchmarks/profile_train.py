@@ -16,7 +16,9 @@ table gives each row's median round. Rows:
   scan of before the fused kernel (`puffer.kernels.mingru_scan`): the "before" of that kernel;
 - `pufferlib4`: `benchmarks/configs/pufferlib4_breakout.toml` over breakout's config;
 - `pufferlib3`: `benchmarks/configs/pufferlib3_breakout.toml`, PufferLib 3.0's config with
-  the LSTM 128 (breakout's shipped config until PufferNet).
+  the LSTM 128 (breakout's shipped config until PufferNet);
+- `shipped-bf16`: the shipped config with `--train.precision bfloat16` (the policy's passes
+  under bfloat16 autocast, float32 master weights and optimizer).
 
     uv run python benchmarks/profile_train.py breakout --rows shipped shipped-unfused --threads 2
 
@@ -123,6 +125,8 @@ class Row:
             config_file = str(HERE / "configs" / "pufferlib4_breakout.toml")
         if row == "pufferlib3":
             config_file = str(HERE / "configs" / "pufferlib3_breakout.toml")
+        if row.endswith("-bf16"):
+            overrides += ["--train.precision", "bfloat16"]
         config = load_config(env, config_file, overrides)
         self.row, self.unfused = row, row.endswith("-unfused")
         apply_torch_settings(config)  # before the policy exists
@@ -184,7 +188,14 @@ def main() -> None:
         "--rows",
         nargs="+",
         default=["shipped", "shipped-unfused"],
-        choices=["shipped", "shipped-unfused", "pufferlib4", "pufferlib4-unfused", "pufferlib3"],
+        choices=[
+            "shipped",
+            "shipped-unfused",
+            "shipped-bf16",
+            "pufferlib4",
+            "pufferlib4-unfused",
+            "pufferlib3",
+        ],
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--warmup", type=int, default=2)

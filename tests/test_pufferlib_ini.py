@@ -96,7 +96,7 @@ def test_keys_that_change_nothing_trained_are_named_with_why() -> None:
         ("[env]\nbounce = 2\n", "[env] bounce = 2"),
         ("[base]\nenv_name = puffer_pong\n", "configures puffer_pong, not breakout"),
         ("[base]\npolicy_name = MyPolicy\n", "[base] policy_name = 'MyPolicy'"),
-        ("[train]\nprecision = bfloat16\n", "[train] precision = 'bfloat16'"),
+        ("[train]\nprecision = float16\n", "--train.precision (in"),
         ("[train]\nmin_lr_ratio = 0.1\n", "[train] min_lr_ratio = 0.1"),
         ("[train]\nadam_beta1 = 0.9\nbeta1 = 0.9\n", "mixes PufferLib 3.0 keys"),
         ("[train]\nwarmup = 3\n", "[train] warmup = 3"),
@@ -158,3 +158,11 @@ def test_puffer_train_puffer_breakout_trains_ours(tmp_path: Path) -> None:
     assert "note: puffer_breakout is PufferLib's name for breakout" in result.output
     assert "training breakout on cpu" in result.output
     assert [p.name for p in tmp_path.iterdir()] == ["breakout"]
+
+
+def test_pufferlib3_bfloat16_precision_is_ours(tmp_path: Path) -> None:
+    """3.0's `precision = bfloat16` autocasts its policy's passes on float32 weights, as
+    `train.precision` 'bfloat16' does."""
+    path = tmp_path / "bf16.ini"
+    path.write_text("[train]\nbptt_horizon = 64\nprecision = bfloat16\n")
+    assert load_config("breakout", path).train.precision == "bfloat16"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from puffer.kernels.sequence import _check, _has_kernel, _launch, _ptrs
+from puffer.kernels.sequence import _check, _has_kernel, _launch, _ptrs, float32_in_autocast
 
 __all__ = ["mingru_scan", "mingru_scan_reference", "mingru_step"]
 
@@ -91,6 +91,7 @@ def mingru_scan_reference(pre: Tensor, x: Tensor, h0: Tensor, starts: Tensor) ->
     return torch.stack(outputs, dim=1)
 
 
+@float32_in_autocast
 def mingru_scan(pre: Tensor, x: Tensor, h0: Tensor, starts: Tensor) -> Tensor:
     """One MinGRU layer with a highway gate over (B, T) segments, differentiable in `pre`, `x`
     and `h0` (the equations in the module docstring).
@@ -130,6 +131,7 @@ def mingru_scan(pre: Tensor, x: Tensor, h0: Tensor, starts: Tensor) -> Tensor:
     return _mingru_op(pre, x, h0, starts)[0]
 
 
+@float32_in_autocast
 def mingru_step(pre: Tensor, x: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
     """One step of the layer: pre (N, 3H), x (N, H), h (N, H) the state (already cut) ->
     (y (N, H), the new state (N, H)).

@@ -82,12 +82,14 @@ def cpu_matmul_library() -> str:
 
 def onednn_matmul_enabled(*tensors: Tensor) -> bool:
     """Whether ``linear``/``matmul`` of these tensors run on oneDNN: all float32 on the CPU,
-    ``cpu_matmul_library()`` is 'onednn', and the float32 matmul precision is not 'medium'
-    (there torch's own products may run in bfloat16, which these float32 calls would undo)."""
+    ``cpu_matmul_library()`` is 'onednn', the float32 matmul precision is not 'medium' and no
+    CPU ``torch.autocast`` is on (in both, torch's own products may run in bfloat16, which
+    these float32 calls would undo)."""
     return (
         all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors)
         and cpu_matmul_library() == "onednn"
         and torch.get_float32_matmul_precision() != "medium"
+        and not torch.is_autocast_enabled("cpu")
     )
 
 

@@ -18,6 +18,8 @@ on a device whose library was built and the reference otherwise.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -47,6 +49,32 @@ def _launch(name: str, device: torch.device, dtype: torch.dtype, rows: int, *arg
         with torch.cuda.device(device):
             stream = torch.cuda.current_stream(device).cuda_stream
             _cuda_check(lib, fn(*args, stream), name)
+
+
+def float32_in_autocast(fn):
+    """Run `fn` in float32 when it is called inside `torch.autocast` on its tensors' device:
+    its floating tensor arguments cast to float32 and autocast off in its body.
+
+    The compiled kernels take one float dtype and have no bfloat16 build; under autocast the
+    products around them (a layer's pre-activations) come in bfloat16, so the recurrence runs
+    in float32 on their values (the trainer's `train.precision` 'bfloat16'). Outside autocast
+    `fn` runs as it is.
+    """
+
+    def as_float32(a: object) -> object:
+        return a.float() if isinstance(a, Tensor) and a.is_floating_point() else a
+
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+        device = tensors[0].device.type
+        if not torch.is_autocast_enabled(device):
+            return fn(*args, **kwargs)
+        cast = {k: as_float32(v) for k, v in kwargs.items()}
+        with torch.autocast(device, enabled=False):
+            return fn(*map(as_float32, args), **cast)
+
+    return wrapper
 
 
 def _has_kernel(x: Tensor) -> bool:
@@ -189,6 +217,7 @@ def lstm_sequence_reference(
     return torch.stack(outputs, dim=1)
 
 
+@float32_in_autocast
 def lstm_sequence(
     x: Tensor,
     h0: Tensor,
@@ -270,6 +299,7 @@ def _(pre: Tensor, c: Tensor, bias: Tensor):
     return torch.empty_like(c), torch.empty_like(c)
 
 
+@float32_in_autocast
 def lstm_cell_inference(
     x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor
 ) -> tuple[Tensor, Tensor]:
@@ -357,6 +387,7 @@ def linear_scan_reference(a: Tensor, b: Tensor, h0: Tensor) -> Tensor:
     return torch.stack(outputs, dim=1)
 
 
+@float32_in_autocast
 def linear_scan(a: Tensor, b: Tensor, h0: Tensor) -> Tensor:
     """h_t = a_t * h_{t-1} + b_t along dim 1 from h_{-1} = h0, differentiable in a, b and h0.
 

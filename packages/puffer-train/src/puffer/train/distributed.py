@@ -13,7 +13,7 @@ import os
 
 import torch
 import torch.distributed as dist
-from torch import nn
+from torch import Tensor, nn
 
 __all__ = [
     "average_gradients",
@@ -56,17 +56,11 @@ def broadcast_parameters(module: nn.Module) -> None:
         dist.broadcast(tensor.data, src=0)
 
 
-def average_gradients(module: nn.Module) -> None:
-    """All-reduce the mean of every gradient in one flat buffer (no-op outside a group)."""
+def average_gradients(flat_grad: Tensor) -> None:
+    """All-reduce the mean of the gradients in place in their flat buffer (`FlatParameters.
+    grad`, where every parameter's gradient is a view), one collective (no-op outside a
+    group)."""
     if not dist.is_initialized() or dist.get_world_size() == 1:
         return
-    params = [p for p in module.parameters() if p.requires_grad]
-    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat)
-    flat /= dist.get_world_size()
-    offset = 0
-    for param, grad in zip(params, grads, strict=True):
-        n = grad.numel()
-        param.grad = flat[offset : offset + n].view_as(grad).clone()
-        offset += n
+    dist.all_reduce(flat_grad)
+    flat_grad /= dist.get_world_size()

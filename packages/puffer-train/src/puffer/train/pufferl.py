@@ -143,7 +143,9 @@ class PuffeRL:
         self._run_seconds = 0.0
         self.closed = False
 
-        self.rollout = Rollout(self.policy, vecenv, self.times, cfg.cuda_graphs, learn=True)
+        self.rollout = Rollout(
+            self.policy, vecenv, self.times, cfg.cuda_graphs, learn=True, precision=cfg.precision
+        )
         self.reward_scaler = None
         if cfg.normalize_reward:
             self.reward_scaler = RewardScaler(self.sizes.num_agents, cfg.gamma).to(self.device)

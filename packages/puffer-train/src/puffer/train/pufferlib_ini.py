@@ -17,7 +17,7 @@ Every key of the file is one of three things:
   not have); they are named, each with why, in one `PufferLibKeysNotRead` warning, which the
   CLI prints as a `note:` line;
 - **refused**: it asks for something ours does not do (another env, a policy class of its own,
-  bfloat16 autocast, an Ocean env's rule at a value our env fixes otherwise): a `ConfigError`
+  an Ocean env's rule at a value our env fixes otherwise): a `ConfigError`
   naming the key, its value and why, before anything runs.
 
 Which PufferLib wrote the file is told by its keys (3.0: [rnn], `adam_beta1`, `bptt_horizon`,
@@ -142,11 +142,8 @@ _V3: dict[tuple[str, str], _Rule] = {
         "train", "update_epochs", also=(("train", "replay_ratio", 0.0),)
     ),
     ("train", "optimizer"): _To("train", "optimizer"),
-    ("train", "precision"): _Only(
-        ("float32",),
-        "its autocast of the whole policy; ours computes only the encoder in bfloat16 "
-        "(--policy.encoder-dtype bfloat16)",
-    ),
+    # 'bfloat16' is its autocast of the policy's rollout and training passes, as ours.
+    ("train", "precision"): _To("train", "precision"),
     ("train", "max_minibatch_size"): _Skip(
         f"gradient accumulation: {_SAME_UPDATE} (ours: train.microbatch_size)"
     ),

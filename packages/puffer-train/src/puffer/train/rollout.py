@@ -37,6 +37,7 @@ from torch import Tensor
 from puffer.core import APIUsageError, action_dtype
 from puffer.train.graphs import GraphedForward
 from puffer.train.policies import Policy
+from puffer.train.precision import compute, policy_outputs
 
 __all__ = ["Rollout", "Step"]
 
@@ -100,6 +101,8 @@ class Rollout:
         learn: merge each reply's observations into the policy's running statistics
             (`Policy.observe`) before acting on them; the trainer's rollout does, evaluation
             does not.
+        precision: what the policy computes in (`train.precision`, `puffer.train.precision`);
+            the step's params and value come out float32 either way.
 
     Example:
         >>> from puffer.core import make
@@ -121,9 +124,10 @@ class Rollout:
         times: dict[str, float] | None = None,
         cuda_graphs: bool = False,
         learn: bool = False,
+        precision: str = "float32",
     ):
         self.policy = policy
-        self.learn = learn
+        self.learn, self.precision = learn, precision
         self.vecenv = vecenv
         self.device = next(policy.parameters()).device
         self.num_agents = int(vecenv.num_agents)
@@ -199,15 +203,17 @@ class Rollout:
         with torch.no_grad():
             if self.learn:
                 self.policy.observe(step.obs, step.masks)
-            if len(step.ids) == self.num_agents and self.graph_status == "pending":
-                self._graph, self.graph_status = GraphedForward.create(
-                    self.policy, step.obs, step.state
-                )
-            if self._graph is not None and len(step.ids) == self.num_agents:
-                forward = self._graph
-            step.params, step.value, step.next_state = forward(step.obs, step.state)
-            if step.final_obs is not None:
-                step.final_values = self._final_values(step, state)
+            with compute(self.precision, self.device):
+                if len(step.ids) == self.num_agents and self.graph_status == "pending":
+                    self._graph, self.graph_status = GraphedForward.create(
+                        self.policy, step.obs, step.state
+                    )
+                if self._graph is not None and len(step.ids) == self.num_agents:
+                    forward = self._graph
+                params, value, step.next_state = forward(step.obs, step.state)
+                if step.final_obs is not None:
+                    step.final_values = self._final_values(step, state)
+            step.params, step.value = policy_outputs(params, value)
         self.times["rollout"] += time.perf_counter() - start
         return step
 
@@ -215,8 +221,8 @@ class Rollout:
         """V(final obs) on the truncated rows, from the state that led to it (not cut)."""
         rows = torch.from_numpy(step.final_rows).to(self.device)
         _, value, _ = self.policy.forward_eval(step.final_obs, tuple(s[rows] for s in state))
-        values = torch.zeros_like(step.value)
-        values[rows] = value
+        values = torch.zeros(len(step.ids), device=value.device)
+        values[rows] = value.float()
         return values
 
     def sample(self, step: Step) -> tuple[Tensor, Tensor]:

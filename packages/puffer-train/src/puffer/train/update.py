@@ -22,6 +22,7 @@ from puffer.train import distributed
 from puffer.train.advantage import puff_advantage, segment_priorities
 from puffer.train.buffer import RolloutBuffer
 from puffer.train.config import Sizes, TrainConfig
+from puffer.train.optim import FlatOptimizer
 from puffer.train.policies import Policy
 from puffer.train.ppo import (
     LossCoefs,
@@ -34,6 +35,7 @@ from puffer.train.ppo import (
     minibatch_loss,
     minibatch_norms,
 )
+from puffer.train.precision import compute, policy_outputs
 
 __all__ = ["CPU_MICROBATCH", "Minibatch", "Replay", "Update", "microbatch_segments"]
 
@@ -106,7 +108,7 @@ class Update:
         cfg: the run's `[train]` section.
         sizes: its derived sizes.
         policy: the policy, on `device`.
-        optimizer: steps `policy`'s parameters.
+        optimizer: steps `policy`'s parameters, held in its flat buffers.
         buffer: the iteration's segments (`PuffeRL.collect` fills it); the update writes the
             ratios (with `train.vtrace`) and the values (with `train.refresh_values`) of the
             rows it trains.
@@ -119,7 +121,7 @@ class Update:
         cfg: TrainConfig,
         sizes: Sizes,
         policy: Policy,
-        optimizer: torch.optim.Optimizer,
+        optimizer: FlatOptimizer,
         buffer: RolloutBuffer,
         times: dict[str, float],
         device: torch.device,
@@ -222,14 +224,14 @@ class Update:
         A minibatch larger than a microbatch runs in several forward/backward passes that
         share its norms, so their gradients sum to the minibatch's own.
         """
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad()  # one fill of the flat gradient buffer
         parts = minibatch.idx.split(replay.per_pass)
         weights = minibatch.weights.split(replay.per_pass)
         for part, weight in zip(parts, weights, strict=True):
             self.backward_pass(replay, minibatch, part, weight, totals)
         tick = time.perf_counter()
-        distributed.average_gradients(self.policy)
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        distributed.average_gradients(self.optimizer.flat.grad)
+        grad_norm = self.optimizer.clip_grad_norm_(self.cfg.max_grad_norm)
         self.optimizer.step()
         self.times["optimizer"] += time.perf_counter() - tick
         totals["grad_norm"] += grad_norm.detach()
@@ -251,11 +253,13 @@ class Update:
         tick = clock()
         # index_select copies whole rows (advanced indexing: element by element, 1.5x the
         # time for Ocean breakout's 30 KiB segments on CPU).
-        params, new_value = self.policy.forward_train(
-            rows.observations.index_select(0, part),
-            tuple(s[part] for s in buf.states),
-            buf.starts(part) if self.policy.is_recurrent else None,
-        )
+        with compute(self.cfg.precision, self.device):
+            params, new_value = self.policy.forward_train(
+                rows.observations.index_select(0, part),
+                tuple(s[part] for s in buf.states),
+                buf.starts(part) if self.policy.is_recurrent else None,
+            )
+        params, new_value = policy_outputs(params, new_value)
         loss, stats = minibatch_loss(
             self.policy.head,
             params,

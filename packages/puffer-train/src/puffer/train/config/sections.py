@@ -92,6 +92,13 @@ class TrainConfig(Checked):
         "GPUs and on CPUs with AMX or AVX512-BF16 (the CPU sequence kernels stay float32)",
         one_of(*MATMUL_PRECISIONS),
     )
+    precision: str = spec(
+        "float32",
+        "what the policy computes in: 'float32', or 'bfloat16' (torch.autocast over its "
+        "rollout and training passes: matrix products in bfloat16; recurrent kernels, the "
+        "heads' outputs, the loss, parameters, gradients and optimizer in float32)",
+        one_of("float32", "bfloat16"),
+    )
     cuda_graphs: bool = spec(
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
     )

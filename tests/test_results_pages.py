@@ -15,7 +15,14 @@ PAGES = ROOT / "docs" / "results"
 # Each script whose `--write` puts its table into a results page, and the markers' name there.
 # The envs of the PufferNet learning table, as the page's command names them.
 LEARNING_TABLE_ENVS = ("breakout", "cartpole", "memory", "pong", "squared")
-WRITERS = {"pufferlib4_learn": "ocean.md", "ocean_learn": "ocean.md", "profile_train": "train.md"}
+WRITERS = {
+    "pufferlib4_learn": "ocean.md",
+    "ocean_learn": "ocean.md",
+    "profile_train": "train.md",
+    "procgen_learn": "envs.md",
+}
+# The games of the Procgen table, as the page's command names them.
+PROCGEN_GAMES = ("bigfish", "starpilot", "fruitbot", "coinrun", "maze")
 
 
 def test_the_pufferlib4_table_is_what_the_committed_curves_give(benchmark_script) -> None:
@@ -33,6 +40,19 @@ def test_the_pufferlib4_table_is_what_the_committed_curves_give(benchmark_script
     assert table[2].startswith("| breakout | pufferlib4 | 0, 1, 2 |")
     assert sum(line.startswith("| pong | ") for line in table) == len(script.ROWS)
     assert page.table_in(PAGES / "ocean.md", "pufferlib4_learn") == table
+
+
+def test_the_procgen_table_is_what_the_committed_runs_give(benchmark_script) -> None:
+    script = benchmark_script("procgen_learn")
+    page = benchmark_script("results_page")
+    args = argparse.Namespace(
+        games=list(PROCGEN_GAMES), seeds=[0, 1, 2], out=str(ROOT / "benchmarks/results/procgen")
+    )
+    table = script.report(args)
+    # Every game has random play's 1,024 episodes; starpilot has trained seeds.
+    assert all("(1,024)" in line for line in table[2:]) and len(table) == 2 + len(PROCGEN_GAMES)
+    assert table[3].startswith("| starpilot | ") and "not run" not in table[3]
+    assert page.table_in(PAGES / "envs.md", "procgen_learn") == table
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -95,6 +96,54 @@ def test_train_into_a_log_file_writes_progress_lines(tmp_path: Path) -> None:
     assert gif.is_file() and (run / RunPaths.VIDEO).read_bytes() == gif.read_bytes()
     videos = list((run / "wandb").rglob("media/videos/**/*.gif"))
     assert videos, "the video did not reach the run's wandb run"
+
+
+def _on_a_terminal(*args: str, cwd: Path) -> str:
+    """Run `puffer ...` with stdout and stderr on a pseudo-terminal (what a person at a shell
+    sees, rich's live rendering included); returns what it wrote, line ends as '\\n'."""
+    main, child = pty.openpty()
+    environment = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    environment.pop("DISPLAY", None)
+    done = subprocess.Popen([*PUFFER, *args], cwd=cwd, stdout=child, stderr=child, env=environment)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert done.wait(timeout=300) == 0, b"".join(chunks)[-3000:]
+    return b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_the_last_progress_line_is_written_once(tmp_path: Path) -> None:
+    # Issue 61 item 10 reported the last line twice; not reproduced (file, pipe, terminal,
+    # a budget of whole batches or not, an interval due at the last epoch or not), so this
+    # holds those to one: a file with lines only at the first and last epoch, a terminal with
+    # a line every epoch. 2,000 steps: 8 batches of 256, the last one rounded up.
+    budget = ["--train.total-timesteps", "2000"]
+    last = "step 2,048/2,048 (100%)"
+    outputs = {
+        "file": puffer(
+            "train", "cartpole", *budget, "--progress", "3600", cwd=tmp_path,
+            log=tmp_path / "log.txt",
+        ),
+        "terminal": _on_a_terminal(
+            "train", "cartpole", "--no-dashboard", *budget, "--progress", "0.01", cwd=tmp_path
+        ),
+    }  # fmt: skip
+    for where, text in outputs.items():
+        assert text.count(last) == 1 and text.count("done: 2,048 steps") == 1, (where, text)
+        lines = [line for line in text.splitlines() if line.startswith("[")]
+        assert last in lines[-1] and len(lines) == len(set(lines)), (where, lines)
+    assert len([x for x in outputs["terminal"].splitlines() if " steps/s " in x]) == 8
+    # The live dashboard on a terminal redraws in place; the done line still comes once.
+    drawn = _on_a_terminal("train", "cartpole", *budget, cwd=tmp_path)
+    assert drawn.count("done: 2,048 steps") == 1 and "\x1b[" in drawn, drawn[-2000:]
 
 
 def test_sweep_starts_from_the_env_config_and_prints_progress(tmp_path: Path) -> None:

@@ -33,7 +33,9 @@ def test_every_family_installs_here() -> None:
     assert {name: family.missing() for name, family in FAMILIES.items()} == {
         name: [] for name in FAMILIES
     }
-    assert {name.split("-")[0] for name in SMOKE} >= set(FAMILIES) - {"butterfly"}
+    # Procgen's games run in an interpreter of their own: test_envs_procgen.py makes, steps,
+    # renders and trains them there, against the raw game.
+    assert {name.split("-")[0] for name in SMOKE} >= set(FAMILIES) - {"butterfly", "procgen"}
 
 
 @pytest.mark.parametrize("name", SMOKE)

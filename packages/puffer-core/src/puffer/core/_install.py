@@ -18,9 +18,9 @@ __all__ = [
     "missing_module_message",
 ]
 
-# puffer-envs' families (`puffer.envs.FAMILIES`: name -> the modules it needs; each family's
-# extra is its name), repeated here because the hint matters most when puffer-envs itself is
-# not installed. puffer-envs' test_envs_missing.py keeps the two tables in step.
+# puffer-envs' families (`puffer.envs.FAMILIES`: name -> the modules, then the programs, it
+# needs; each family's extra is its name), repeated here because the hint matters most when
+# puffer-envs itself is not installed. puffer-envs' test_envs_missing.py keeps the two tables in step.
 PUFFER_ENVS_FAMILIES: dict[str, tuple[str, ...]] = {
     "atari": ("ale_py",),
     "minatar": ("minatar",),
@@ -30,6 +30,8 @@ PUFFER_ENVS_FAMILIES: dict[str, tuple[str, ...]] = {
     "nethack": ("nle",),
     "magent": ("magent2",),
     "vizdoom": ("vizdoom",),
+    # Its games need no module here: uv builds them a venv of their own.
+    "procgen": ("uv",),
 }
 # Modules whose install line is one of our extras rather than their own distribution's name.
 _OWN_EXTRAS = {
@@ -37,7 +39,8 @@ _OWN_EXTRAS = {
     **{
         modules[0]: f"puffer-envs[{name}]"
         for name, modules in PUFFER_ENVS_FAMILIES.items()
-        if name != "butterfly"  # its first module is PettingZoo itself
+        # butterfly's first module is PettingZoo itself; procgen's uv is a program
+        if name not in ("butterfly", "procgen")
     },
     "pymunk": "puffer-envs[butterfly]",
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from puffer.core import ENTRY_POINT_GROUP, PufferError
+from puffer.vector.isolated import find_program
 
 __all__ = ["FAMILIES", "Family", "MissingDependencyError", "family"]
 
@@ -31,6 +32,8 @@ class Family:
         modules: top-level modules that must import (`ale_py`).
         library: what a person would install by hand, for messages (`ale-py>=0.12`).
         summary: one line about what the family holds.
+        programs: executables that must be found on PATH or beside this interpreter (Procgen
+            needs `uv`, which builds the games' own venv; its extra installs it).
     """
 
     name: str
@@ -38,6 +41,7 @@ class Family:
     modules: tuple[str, ...]
     library: str
     summary: str
+    programs: tuple[str, ...] = ()
 
     @property
     def install_command(self) -> str:
@@ -45,8 +49,10 @@ class Family:
         return f'pip install "puffer-envs[{self.extra}]"'
 
     def missing(self) -> list[str]:
-        """The modules of `modules` that cannot be found (without importing them)."""
-        return [module for module in self.modules if importlib.util.find_spec(module) is None]
+        """The modules of `modules` that cannot be found (without importing them), then the
+        programs of `programs` that cannot be found."""
+        modules = [module for module in self.modules if importlib.util.find_spec(module) is None]
+        return modules + [program for program in self.programs if find_program(program) is None]
 
     @property
     def installed(self) -> bool:
@@ -118,6 +124,14 @@ FAMILIES: dict[str, Family] = {
             ("vizdoom",),
             "vizdoom",
             "ViZDoom: first-person Doom scenarios (its Gymnasium wrapper)",
+        ),
+        Family(
+            "procgen",
+            "procgen",
+            (),
+            "uv (it builds Procgen's own venv: procgen2 0.10.7, numpy<2, gym<1)",
+            "Procgen: 16 procedurally generated games, in a venv of their own built on first use",
+            programs=("uv",),
         ),
     )
 }

@@ -52,6 +52,7 @@ __all__ = [
     "IsolatedEnv",
     "IsolatedProcess",
     "Launch",
+    "find_program",
     "launch_worker",
     "venv_root",
 ]
@@ -152,9 +153,15 @@ class Interpreter:
         (self.directory / _MARKER).write_text(json.dumps(marker))
 
 
+def find_program(program: str) -> str | None:
+    """The path of `program` on PATH, else beside this interpreter (where a package such as
+    `uv` installs its binary into a venv that is not activated); None when it is neither."""
+    return shutil.which(program) or shutil.which(program, path=str(Path(sys.executable).parent))
+
+
 def _uv_binary(name: str) -> str:
     """uv on PATH, else the one the `uv` package installed beside this interpreter."""
-    found = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
+    found = find_program("uv")
     if found is None:
         raise InterpreterBuildError(
             f"{name}'s own interpreter is built with uv, which is not installed; install it "

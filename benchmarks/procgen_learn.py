@@ -8,7 +8,7 @@ returns (`benchmarks/procgen_random.py`) as `--out/random/GAME.json`. `--report`
 table from those files and `--write` puts it into docs/results/envs.md (between its
 `procgen_learn` markers). The table gives, per game, random play's mean ± sd over its episodes
 (and the standard error of that mean), then the trained runs' score (the mean return of the
-episodes that ended in the last logged epoch at or before the point) at 250k, 500k and 1M
+episodes that ended in the last logged iteration at or before the point) at 250k, 500k and 1M
 steps and at the end: mean ± sd over the seeds, each seed's figure, and the gap to random in
 units of the seeds' sd and random's standard error together.
 

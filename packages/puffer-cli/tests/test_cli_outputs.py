@@ -122,9 +122,9 @@ def _on_a_terminal(*args: str, cwd: Path) -> str:
 
 def test_the_last_progress_line_is_written_once(tmp_path: Path) -> None:
     # Issue 61 item 10 reported the last line twice; not reproduced (file, pipe, terminal,
-    # a budget of whole batches or not, an interval due at the last epoch or not), so this
-    # holds those to one: a file with lines only at the first and last epoch, a terminal with
-    # a line every epoch. 2,000 steps: 8 batches of 256, the last one rounded up.
+    # a budget of whole batches or not, an interval due at the last iteration or not), so this
+    # holds those to one: a file with lines only at the first and last iteration, a terminal with
+    # a line every iteration. 2,000 steps: 8 batches of 256, the last one rounded up.
     budget = ["--train.total-timesteps", "2000"]
     last = "step 2,048/2,048 (100%)"
     outputs = {

@@ -127,7 +127,7 @@ def test_list_in_a_pipe(tmp_path: Path) -> None:
 
 def test_sweep_runs_end_to_end_and_logs_every_run(tmp_path: Path) -> None:
     done = puffer(
-        "sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", "--train.update-iterations",
+        "sweep", "cartpole", "--name", "ci", "--sweep.max-runs", "8", "--train.update-epochs",
         "1", *TINY, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
@@ -148,7 +148,7 @@ def test_ctrl_c_checkpoints_and_the_printed_command_resumes(tmp_path: Path) -> N
     """SIGINT mid-run: exit 130, a loadable checkpoint, a resume command that finishes the
     run, and every iteration's metrics row exactly once."""
     total, batch = 300 * 256, 256  # cartpole.toml's batch
-    args = ["--train.total-timesteps", str(total), "--train.update-iterations", "2",
+    args = ["--train.total-timesteps", str(total), "--train.update-epochs", "2",
             "--train.device", "cpu", "--train.checkpoint-interval", "1000"]  # fmt: skip
     env = {**os.environ, "COLUMNS": "400"}
     child = subprocess.Popen(

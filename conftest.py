@@ -1,6 +1,8 @@
 """Suite-wide setup: one torch thread per test process, the slow modules scheduled first, a
-fixture that imports a script of `benchmarks/`, and one tiny trained run that the CLI tests
-needing only a checkpoint share (`trained_cartpole`).
+fixture that imports a script of `benchmarks/`, `puffer` run in the test's own process (for
+commands whose behaviour is what they print, exit with and leave on disk, not the process
+start), and one tiny trained run that the CLI tests needing only a checkpoint share
+(`trained_cartpole`).
 
 The suite runs in two xdist workers on the 2-core machines it is tested on, so the trainer's
 auto thread count (`train.torch_threads = 0`: every core) would oversubscribe them. It honours
@@ -16,8 +18,10 @@ therefore collected first, longest-first scheduling in its simplest form.
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -68,3 +72,45 @@ def trained_cartpole(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     return where / "experiments" / "cartpole" / "r1"
+
+
+@pytest.fixture
+def puffer_in_process(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Callable[..., subprocess.CompletedProcess]:
+    """Run `puffer ARGS` through its console-script entry point (`puffer.cli.main:main`) in
+    this process, in `cwd`, as a subprocess test would see it: exit status, stdout, stderr.
+
+    A fresh process costs a torch import (5-15 s of a loaded 2-core machine) before the first
+    line of the command runs; for a refusal or a short run that is most of the test. What a
+    subprocess alone shows (sys.path of `python -m`, signals, a second process, the console
+    script itself) stays in subprocess tests. The suite's warning filters ("error") are
+    replaced by a fresh interpreter's for the call, so warnings reach stderr as `warning:` lines.
+    """
+    from puffer.cli.main import main
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        capfd.readouterr()  # what the test printed before is not the command's
+        with monkeypatch.context() as patch, warnings.catch_warnings():
+            patch.chdir(cwd)
+            patch.setattr(sys, "argv", ["puffer", *args])
+            for name in ("DISPLAY", "WAYLAND_DISPLAY"):  # headless, as the subprocess tests
+                patch.delenv(name, raising=False)
+            patch.setenv("COLUMNS", "300")
+            patch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # main() sets it; undone after
+            warnings.resetwarnings()  # then CPython's default filters, as a new interpreter has
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
+                             ResourceWarning):  # fmt: skip
+                warnings.simplefilter("ignore", category)
+            interrupt = signal.getsignal(signal.SIGINT)
+            try:
+                main()
+                code = 0
+            except SystemExit as exit:  # main() always ends in sys.exit(an int)
+                code = exit.code
+            finally:
+                signal.signal(signal.SIGINT, interrupt)
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(["puffer", *args], code, out, err)
+
+    return run

@@ -1,6 +1,7 @@
 """Nothing runs that the user did not ask for (issue 62): checkpoints, folder names and
-files in a run directory as an attacker would plant them, against the real `puffer` command in
-subprocesses. The dashboard's web-facing cases are in puffer-cli's test_cli_security.py."""
+files in a run directory as an attacker would plant them, against the real `puffer` command:
+in subprocesses where the process is the point (what `python -m` puts on sys.path, a server, a
+second process holding a run dir), else through its entry point in this process. The dashboard's web-facing cases are in puffer-cli's test_cli_security.py."""
 
 from __future__ import annotations
 
@@ -111,12 +112,14 @@ def test_the_encoder_is_imported_only_when_the_user_names_it(
     ],
 )
 def test_a_checkpoint_config_is_parsed_like_user_input(
-    tmp_path: Path, trained_cartpole: Path, edit, needle: str
+    tmp_path: Path, trained_cartpole: Path, edit, needle: str, puffer_in_process
 ) -> None:
     run = _planted(tmp_path, trained_cartpole, edit)
-    done = puffer("eval", "cartpole", "--load-model-path", str(run), "--no-render", cwd=tmp_path)
+    done = puffer_in_process(
+        "eval", "cartpole", "--load-model-path", str(run), "--no-render", cwd=tmp_path
+    )
     _one_line_refusal(done, needle, str(run / "checkpoint.pt"))
-    resumed = puffer(
+    resumed = puffer_in_process(
         "train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r1",
         "--train.resume", "true", "--train.total-timesteps", "2048", cwd=tmp_path,
     )  # fmt: skip
@@ -203,7 +206,7 @@ def _victim(tmp_path: Path) -> Path:
 
 
 def test_eval_replaces_a_planted_video_symlink_and_leaves_its_target(
-    tmp_path: Path, trained_cartpole: Path
+    tmp_path: Path, trained_cartpole: Path, puffer_in_process
 ) -> None:
     run = tmp_path / "experiments" / "cartpole" / "r1"
     shutil.copytree(trained_cartpole, run)
@@ -215,7 +218,7 @@ def test_eval_replaces_a_planted_video_symlink_and_leaves_its_target(
         if (run / "eval.gif").exists() and not (run / "eval.gif").is_symlink():
             (run / "eval.gif").unlink()
             (run / "eval.gif").symlink_to(victim)
-        done = puffer(*args, *extra, cwd=tmp_path)
+        done = puffer_in_process(*args, *extra, cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
         assert victim.read_text() == "precious"
         gif = run / "eval.gif"
@@ -225,45 +228,51 @@ def test_eval_replaces_a_planted_video_symlink_and_leaves_its_target(
 
 
 @pytest.mark.parametrize("name", ["../../escape", "a/b", "..", "x" * 300])
-def test_a_sweep_name_is_checked_like_a_run_id(tmp_path: Path, name: str) -> None:
-    done = puffer("sweep", "cartpole", "--name", name, *TINY, cwd=tmp_path)
+def test_a_sweep_name_is_checked_like_a_run_id(
+    tmp_path: Path, name: str, puffer_in_process
+) -> None:
+    done = puffer_in_process("sweep", "cartpole", "--name", name, *TINY, cwd=tmp_path)
     _one_line_refusal(done, "--name")
     made = [p for p in tmp_path.rglob("*")]
     assert not [p for p in made if "escape" in p.name or p.name.startswith("sweep-")], made
 
 
-def test_a_sweep_writes_through_no_symlink_and_stays_inside(tmp_path: Path) -> None:
+def test_a_sweep_writes_through_no_symlink_and_stays_inside(
+    tmp_path: Path, puffer_in_process
+) -> None:
     victim = _victim(tmp_path)
     sweeps = tmp_path / "experiments" / "cartpole"
     # config.toml planted as a link, beside a store no sweep wrote (which stops the sweep).
     (sweeps / "sweep-s1").mkdir(parents=True)
     (sweeps / "sweep-s1" / "config.toml").symlink_to(victim)
     (sweeps / "sweep-s1" / "sweep.jsonl").write_bytes(b"\xff not a store\n")
-    done = puffer("sweep", "cartpole", "--name", "s1", *TINY, cwd=tmp_path)
+    done = puffer_in_process("sweep", "cartpole", "--name", "s1", *TINY, cwd=tmp_path)
     _one_line_refusal(done, "line 1 is not UTF-8")
     assert victim.read_text() == "precious"
     assert not (sweeps / "sweep-s1" / "config.toml").is_symlink()
     # The store itself a link (dangling: the sweep would create its target).
     (sweeps / "sweep-s2").mkdir()
     (sweeps / "sweep-s2" / "sweep.jsonl").symlink_to(victim.with_name("store.jsonl"))
-    done = puffer("sweep", "cartpole", "--name", "s2", *TINY, cwd=tmp_path)
+    done = puffer_in_process("sweep", "cartpole", "--name", "s2", *TINY, cwd=tmp_path)
     _one_line_refusal(done, "is a symlink")
     assert not victim.with_name("store.jsonl").exists()
     # The whole sweep dir a link out of the data dir.
     (sweeps / "sweep-s3").symlink_to(victim.parent, target_is_directory=True)
-    done = puffer("sweep", "cartpole", "--name", "s3", *TINY, cwd=tmp_path)
+    done = puffer_in_process("sweep", "cartpole", "--name", "s3", *TINY, cwd=tmp_path)
     _one_line_refusal(done, "outside the data dir")
     assert sorted(p.name for p in victim.parent.iterdir()) == ["victim.txt"]
 
 
 @pytest.mark.parametrize("dangling", [True, False])
-def test_training_appends_through_no_metrics_symlink(tmp_path: Path, dangling: bool) -> None:
+def test_training_appends_through_no_metrics_symlink(
+    tmp_path: Path, dangling: bool, puffer_in_process
+) -> None:
     victim = _victim(tmp_path)
     target = victim.with_name("new.jsonl") if dangling else victim
     run = tmp_path / "experiments" / "cartpole" / "r2"
     run.mkdir(parents=True)
     (run / "metrics.jsonl").symlink_to(target)
-    done = puffer(
+    done = puffer_in_process(
         "train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r2",
         "--train.total-timesteps", "1024", cwd=tmp_path,
     )  # fmt: skip
@@ -276,7 +285,7 @@ def test_training_appends_through_no_metrics_symlink(tmp_path: Path, dangling: b
 
 
 def test_a_second_train_or_resume_of_a_busy_run_dir_is_refused_naming_the_pid(
-    tmp_path: Path,
+    tmp_path: Path, puffer_in_process
 ) -> None:
     import signal
     import time
@@ -295,7 +304,10 @@ def test_a_second_train_or_resume_of_a_busy_run_dir_is_refused_naming_the_pid(
             time.sleep(0.2)
         rows = (run / "metrics.jsonl").read_bytes()
         for extra in ([], ["--train.resume", "true"]):
-            second = puffer(*args, *extra, "--train.total-timesteps", "2048", cwd=tmp_path)
+            # The second in this process: the first's holding the dir is what is refused.
+            second = puffer_in_process(
+                *args, *extra, "--train.total-timesteps", "2048", cwd=tmp_path
+            )
             _one_line_refusal(second, f"pid {first.pid}", "is in use", "train.run_id")
         # The busy run's files are its own: nothing was appended by the refused ones.
         assert (run / "metrics.jsonl").read_bytes()[: len(rows)] == rows
@@ -323,34 +335,35 @@ DEEP_TOML = "a = " + "[" * 100_000 + "]" * 100_000 + "\n"
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_created(
-    tmp_path: Path, args: list[str], files: dict[str, bytes], needle: str
+    tmp_path: Path, args: list[str], files: dict[str, bytes], needle: str, puffer_in_process
 ) -> None:
     for name, content in files.items():
         (tmp_path / name).write_bytes(content)
-    # No tight timeout: on a loaded machine the CLI's start alone takes tens of seconds; a size
-    # that got through would leave the run dir the last assertion looks for.
-    done = puffer("train", "cartpole", "--no-dashboard", *TINY, *args, cwd=tmp_path)
+    # A size that got through would leave the run dir the last assertion looks for.
+    done = puffer_in_process("train", "cartpole", "--no-dashboard", *TINY, *args, cwd=tmp_path)
     _one_line_refusal(done, needle)
     env_dir = tmp_path / "experiments" / "cartpole"
     assert not env_dir.exists() or not any(env_dir.iterdir())
 
 
-def test_export_onto_a_file_is_one_line(tmp_path: Path) -> None:
+def test_export_onto_a_file_is_one_line(tmp_path: Path, puffer_in_process) -> None:
     (tmp_path / "experiments").mkdir()
     (tmp_path / "taken").write_text("mine")
-    done = puffer("dashboard", "--data-dir", "experiments", "--export", "taken", cwd=tmp_path)
+    done = puffer_in_process(
+        "dashboard", "--data-dir", "experiments", "--export", "taken", cwd=tmp_path
+    )
     _one_line_refusal(done, "--export taken")
     assert (tmp_path / "taken").read_text() == "mine"
 
 
 def test_a_metrics_row_nested_too_deep_is_skipped_on_resume(
-    tmp_path: Path, trained_cartpole: Path
+    tmp_path: Path, trained_cartpole: Path, puffer_in_process
 ) -> None:
     run = tmp_path / "experiments" / "cartpole" / "r1"
     shutil.copytree(trained_cartpole, run)
     with (run / "metrics.jsonl").open("ab") as file:
         file.write(b'{"step": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n")
-    done = puffer(
+    done = puffer_in_process(
         "train", "cartpole", "--no-dashboard", *TINY, "--train.run-id", "r1",
         "--train.resume", "true", "--train.total-timesteps", "1280", cwd=tmp_path,
     )  # fmt: skip

@@ -15,6 +15,9 @@ import pytest
 from puffer.train.metrics import read_jsonl
 from puffer.train.paths import RunPaths
 
+# A dozen `puffer train` subprocesses, a minute on 2 cores: scheduled with the slow modules.
+pytestmark = pytest.mark.slow
+
 THIRD_PARTY = Path(__file__).resolve().parent / "third_party"
 _SCRIPT = shutil.which("puffer", path=str(Path(sys.executable).parent))
 PUFFER = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "puffer.cli"]

@@ -12,10 +12,14 @@ from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from puffer.cli.main import app
 from puffer.view.play import HUD_HEIGHT
+
+# `puffer play` under Xvfb, a minute on 2 cores: scheduled with the slow modules.
+pytestmark = pytest.mark.slow
 
 XDOTOOL = shutil.which("xdotool")
 # Breakout's paddle spans these frame rows (csrc/breakout/breakout.h: its y is 310, height 8).

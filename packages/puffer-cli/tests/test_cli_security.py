@@ -275,12 +275,14 @@ def test_the_page_shows_the_readable_runs_and_lists_the_others_with_their_error(
     assert browser.console_errors == []
 
 
-def test_export_copies_only_what_the_server_would_serve(server: Server, tmp_path: Path) -> None:
+def test_export_copies_only_what_the_server_would_serve(
+    server: Server, tmp_path: Path, puffer_in_process
+) -> None:
     out = tmp_path / "export"
-    done = subprocess.run(
-        [*PUFFER, "dashboard", "--data-dir", str(server.data), "--export", str(out)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    # What is copied is the command's doing, not the process's: run in this one.
+    done = puffer_in_process(
+        "dashboard", "--data-dir", str(server.data), "--export", str(out), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     text = (out / "data.js").read_text()

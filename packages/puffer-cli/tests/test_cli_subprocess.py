@@ -1,5 +1,6 @@
 """The installed `puffer` command in real subprocesses: train -> eval GIF, Ctrl-C -> resume,
-sweep, errors."""
+sweep, worker faults, a full disk; refusals of bad input through its entry point in this process
+(nothing runs before them that a process start would change)."""
 
 from __future__ import annotations
 
@@ -72,13 +73,14 @@ def test_train_then_eval_latest_writes_a_moving_gif(tmp_path: Path) -> None:
     assert (changes > 0).sum() >= len(frames) // 2
 
 
-def test_errors_exit_nonzero_with_a_suggestion(tmp_path: Path) -> None:
-    typo = puffer("train", "breakout", "--train.learnin-rate", "1", cwd=tmp_path)
+def test_errors_exit_nonzero_with_a_suggestion(tmp_path: Path, puffer_in_process) -> None:
+    # Refused before anything runs: the entry point in this process says the same lines.
+    typo = puffer_in_process("train", "breakout", "--train.learnin-rate", "1", cwd=tmp_path)
     assert typo.returncode == 2
     assert "did you mean --train.learning-rate" in typo.stderr
     assert not (tmp_path / "experiments").exists()
     # typer's own usage errors take the same one-line form instead of a boxed panel
-    usage = puffer("eval", "breakout", "--episodes", "0", cwd=tmp_path)
+    usage = puffer_in_process("eval", "breakout", "--episodes", "0", cwd=tmp_path)
     assert usage.returncode == 2
     assert usage.stderr.startswith("error: Invalid value for '--episodes'")
     assert usage.stderr.count("\n") == 1 and "Traceback" not in usage.stderr
@@ -101,7 +103,11 @@ _NO_SUCH_DEVICE = "cuda:99" if torch.cuda.is_available() else "cuda"
     ids=["type", "range", "nan", "device", "data-dir", "brackets"],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_on_disk(
-    args: list[str], expected: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    args: list[str],
+    expected: str,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    puffer_in_process,
 ) -> None:
     elsewhere = tmp_path_factory.mktemp("inputs")
     blocker = elsewhere / "a-file"
@@ -109,7 +115,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_on_disk(
     bad_toml = elsewhere / "bad.toml"
     bad_toml.write_text("[trainer]\ngamma = 0.9\n")
     args = [a.format(blocker=blocker, bad_toml=bad_toml) for a in args]
-    done = puffer("train", "squared", "--no-dashboard", *args, cwd=tmp_path)
+    done = puffer_in_process("train", "squared", "--no-dashboard", *args, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
     assert expected in done.stderr

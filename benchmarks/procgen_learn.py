@@ -29,8 +29,8 @@ import math
 import statistics
 from pathlib import Path
 
-from ocean_learn import LOSSES, load, score_at
-from pufferlib4_learn import _machines, _steps, budget_of, store
+from ocean_learn import load, score_at
+from pufferlib4_learn import _machines, _steps, budget_of, curve_of, store
 from results_page import PAGES, write_table
 
 from puffer.cli.bench import record
@@ -41,22 +41,6 @@ CONFIG = HERE / "configs" / "procgen_cpu.toml"
 PAGE = PAGES / "envs.md"  # its table sits between the `procgen_learn` markers there
 # The steps each run's score is read at, then the end of its budget.
 POINTS = (250_000, 500_000, 1_000_000)
-
-
-def curve_of(metrics: Path) -> list[dict]:
-    """A run's metrics.jsonl as curve rows: step, steps/s, the score (the run's scored
-    statistic, `performance/score`: Procgen's episode return) and the episodes it averages,
-    and the loss statistics."""
-    curve = []
-    for line in metrics.read_text().splitlines():
-        row = json.loads(line)
-        point = {"step": int(row["step"]), "sps": float(row["performance/sps"])}
-        if "performance/score" in row:
-            point["score"] = float(row["performance/score"])
-            point["episodes"] = int(row.get("performance/score_episodes", 0))
-        point.update({k: row["losses/" + k] for k in LOSSES if "losses/" + k in row})
-        curve.append(point)
-    return curve
 
 
 def random_play(out: Path, game: str) -> list[float] | None:
@@ -147,7 +131,10 @@ def main() -> None:
         if args.seed is None:
             raise SystemExit("--import needs --seed (the run's train.seed)")
         run_dir = Path(args.imported)
-        curve = curve_of(run_dir / "metrics.jsonl")
+        # The run's scored statistic (Procgen's episode return) and the episodes it averages.
+        curve = curve_of(
+            run_dir / "metrics.jsonl", "performance/score", "performance/score_episodes"
+        )
         meta = record(
             "procgen_learn", game=game, seed=args.seed, config=CONFIG.name,
             budget=budget_of(curve, run_dir / "config.json"), threads=args.threads,

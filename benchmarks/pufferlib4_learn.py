@@ -81,14 +81,20 @@ def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> list[d
     return pufferlib_row(python, env, seed, args.threads, config, path)
 
 
-def curve_of(metrics: Path) -> list[dict]:
-    """A run's metrics.jsonl as curve rows (step, steps/s, score, loss statistics)."""
+def curve_of(
+    metrics: Path, score: str = "environment/score", episodes: str | None = None
+) -> list[dict]:
+    """A run's metrics.jsonl as curve rows (step, steps/s, score, loss statistics): the score
+    is the `score` key's value, with the count of episodes it averages under `episodes` when
+    that key is given."""
     curve = []
     for line in metrics.read_text().splitlines():
         row = json.loads(line)
         point = {"step": int(row["step"]), "sps": row["performance/sps"]}
-        if "environment/score" in row:
-            point["score"] = row["environment/score"]
+        if score in row:
+            point["score"] = row[score]
+            if episodes is not None:
+                point["episodes"] = int(row.get(episodes, 0))
         point.update({k: row["losses/" + k] for k in LOSSES if "losses/" + k in row})
         curve.append(point)
     return curve

@@ -182,3 +182,19 @@ def test_the_classes_refuse_the_old_keywords_naming_the_new(cls: type, old: str,
 def test_make_takes_the_vec_config_names() -> None:
     with make(DeterministicEnv, num_instances=4, num_workers=2, instances_per_recv=2) as vec:
         assert (vec.num_instances, vec.instances_per_recv) == (4, 2)
+
+
+def test_workers_default_to_one_per_instance_in_process_and_one_per_core_in_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no num_workers, Serial runs one worker per instance; Multiprocessing the largest
+    divisor of the instances not above the usable cores (here 3 of 6 on a faked 4 cores)."""
+    monkeypatch.setattr("puffer.vector.base.usable_cores", lambda: 4)
+    serial = Serial(DeterministicEnv, num_instances=6)
+    assert serial.num_workers == 6
+    serial.close()
+    processes = Multiprocessing(DeterministicEnv, num_instances=6)
+    try:
+        assert processes.num_workers == 3 and processes.envs_per_worker == 2
+    finally:
+        processes.close()

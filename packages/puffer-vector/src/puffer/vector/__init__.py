@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from puffer.vector.base import EnvSpec, Vectorizer
+from puffer.vector.base import EnvSpec, Vectorizer, default_num_workers
 from puffer.vector.factory import BACKENDS, make
 from puffer.vector.multiprocessing import (
     Multiprocessing,
-    default_num_workers,
     remove_orphaned_blocks,
 )
 from puffer.vector.serial import Serial

@@ -20,14 +20,14 @@ import enum
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError
+from puffer.core import APIUsageError, Buffer, PufferEnv, WorkerError, usable_cores
 from puffer.core import env_creator as registry_creator
 from puffer.core.actions import action_checker
 
@@ -137,6 +137,13 @@ class EnvSpec:
                 )
 
 
+def default_num_workers(num_instances: int) -> int:
+    """The largest divisor of `num_instances` not above the cores this process may use."""
+    return max(
+        d for d in range(1, min(num_instances, usable_cores()) + 1) if num_instances % d == 0
+    )
+
+
 class _Expect(enum.Enum):
     """The next legal call."""
 
@@ -163,6 +170,10 @@ class Vectorizer:
         final_observations / action_masks: see the properties.
     """
 
+    # Workers when none are asked for: in-process ones (Serial) cost nothing, one per instance;
+    # a backend whose workers are processes sets this, for one per usable core.
+    workers_per_core: ClassVar[bool] = False
+
     def __init__(
         self,
         env_creator: EnvCreator | str,
@@ -182,7 +193,12 @@ class Vectorizer:
         )
         self.env_args = tuple(env_args)
         self.env_kwargs = dict(env_kwargs or {})
-        num_workers = num_instances if num_workers is None else num_workers
+        if num_workers is None:
+            # A bad num_instances falls through to _check_sizes, which names it.
+            per_core = (
+                self.workers_per_core and isinstance(num_instances, int) and num_instances >= 1
+            )
+            num_workers = default_num_workers(num_instances) if per_core else num_instances
         per_recv = num_instances if instances_per_recv is None else instances_per_recv
         self.num_instances, self.num_workers = num_instances, num_workers
         self.instances_per_recv = per_recv

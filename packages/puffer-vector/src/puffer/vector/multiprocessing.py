@@ -49,7 +49,6 @@ __all__ = [
     "SHM_PREFIX",
     "WORKER_TIMEOUT_SECONDS",
     "Multiprocessing",
-    "default_num_workers",
     "remove_orphaned_blocks",
     "spin_seconds",
     "worker_main",
@@ -154,11 +153,6 @@ def worker_main(
     )
 
 
-def default_num_workers(num_envs: int) -> int:
-    """The largest divisor of `num_envs` not above the cores this process may use."""
-    return max(d for d in range(1, min(num_envs, usable_cores()) + 1) if num_envs % d == 0)
-
-
 class Multiprocessing(Vectorizer):
     """Run envs in `num_workers` processes that write straight into shared memory.
 
@@ -184,6 +178,8 @@ class Multiprocessing(Vectorizer):
         >>> vec.close()
     """
 
+    workers_per_core = True  # each worker is a process (an actor): one per usable core
+
     def __init__(
         self,
         env_creator: EnvCreator | str,
@@ -203,8 +199,6 @@ class Multiprocessing(Vectorizer):
                 f"Multiprocessing(env={env_creator!r}): worker_timeout is {worker_timeout!r}; "
                 "pass the seconds (> 0) a worker may go without a heartbeat"
             )
-        if num_workers is None and isinstance(num_instances, int) and num_instances >= 1:
-            num_workers = default_num_workers(num_instances)
         super().__init__(
             env_creator,
             num_instances,

@@ -100,6 +100,8 @@ class Ray(Vectorizer):
         >>> obs, infos = vec.reset(seed=0)  # doctest: +SKIP
     """
 
+    workers_per_core = True  # each worker is a process (an actor): one per usable core
+
     def __init__(
         self,
         env_creator: EnvCreator | str,
@@ -118,11 +120,7 @@ class Ray(Vectorizer):
     ):
         import ray
 
-        from puffer.vector.multiprocessing import default_num_workers
-
         self._ray = ray
-        if num_workers is None and isinstance(num_instances, int) and num_instances >= 1:
-            num_workers = default_num_workers(num_instances)
         super().__init__(
             env_creator,
             num_instances,

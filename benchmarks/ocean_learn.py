@@ -213,15 +213,20 @@ def run(args: argparse.Namespace, python: Path, env: str, row: str, seed: int) -
         threads=args.threads,
         device=args.device,
     )
-    if args.device == "cuda":
-        import torch
-
-        meta["machine"] += f", {torch.cuda.get_device_name(0)}"
+    name_the_gpu(meta, args.device)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(json.dumps(x) for x in [meta, *curve]) + "\n")
     tmp.replace(path)
     return path
+
+
+def name_the_gpu(meta: dict, device: str) -> None:
+    """Put the GPU's name after a curve's machine when it ran on `device` 'cuda'."""
+    if device == "cuda":
+        import torch
+
+        meta["machine"] += f", {torch.cuda.get_device_name(0)}"
 
 
 def score_at(curve: list[dict], step: float) -> float | None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Ocean breakout's learning rows on a GPU machine that reaches no package index and has its own
-# Python 3.12 with torch (a lent H100/H200): build everything here, carry it, run one command there.
+# Breakout on a GPU machine that reaches no package index and has its own Python 3.12 with torch
+# (a lent H100/H200): build everything here, carry it, run one command there.
 #
 #   bash benchmarks/offline_gpu.sh prepare [PL3_DIR]   # here, in the repo root: .whl/ (ours as
 #        wheels, puffer-ocean and puffer-kernels as sdists built there, their third-party wheels at
@@ -9,11 +9,14 @@
 #        .git/info/exclude
 #   OUT=DIR bash benchmarks/offline_gpu.sh run [JOB...]  # there, with .whl and .pl3gpu carried
 #
-# `run` builds ours (the CUDA kernels included) and PufferLib side by side, runs the CUDA tests,
-# then each JOB (ROW:SEED of benchmarks/ocean_learn.py, default pufferlib:0 shipped:0 same:0)
-# while time is left before END (epoch seconds; default now + 560). Curves go to /tmp/learn,
-# packed into $OUT/learn.tar after each job; logs to $OUT. On an H200: builds ~110 s, tests 30 s,
-# ~80-105 s a job.
+# `run` builds ours (the CUDA kernels included) and PufferLib side by side, runs the CUDA tests
+# (kernels, graphs, flat buffers, bfloat16), then each JOB while time is left before END (epoch
+# seconds; default now + 560): ROW:SEED of benchmarks/pufferlib4_learn.py on cuda (pufferlib4:
+# the shipped PufferNet config; pufferlib3: PufferLib 3.0's LSTM config on ours; pl3: PufferLib
+# 3.0's own trainer), or `profile` (benchmarks/profile_train.py's phases at both configs). The
+# default order puts issue 59's acceptance rows first. Curves go to /tmp/learn, packed into
+# $OUT/learn.tar after each job with the table (`--report`) in $OUT/report.md; logs to $OUT.
+# On an H200 (2026-11-29): builds ~110 s, tests 30 s, ~80-105 s a breakout run at 1.3M steps/s.
 set -u
 case "${1:-}" in
 prepare)
@@ -40,7 +43,7 @@ run) shift ;;
 *) echo "usage: offline_gpu.sh prepare [PL3_DIR] | run [ROW:SEED...]" >&2; exit 2 ;;
 esac
 : "${OUT:?set OUT to the folder for logs and curves}"; PY=${PY:-python3}
-END=${END:-$(( $(date +%s) + 560 ))}; JOBS=${*:-pufferlib:0 shipped:0 same:0}
+END=${END:-$(( $(date +%s) + 560 ))}; JOBS=${*:-pufferlib4:0 pl3:0 pufferlib3:0 profile pufferlib4:1 pufferlib4:2}
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 T0=$(date +%s); t(){ echo "[$(( $(date +%s) - T0 )) s] $*"; }
 exec > >(tee -a "$OUT/main.log") 2>&1
@@ -61,15 +64,21 @@ t "ours built, rc $?"
 export PYTHONPATH=/tmp/site
 # Not xdist (pytest-benchmark's warning under it is an error here), not the pettingzoo tests.
 timeout 150 $PY -m pytest -q -o addopts="" --import-mode=importlib -p no:cacheprovider -p no:xdist -rs \
-  kernels/tests packages/puffer-train/tests/test_train_{graphs,kernels,policies,rollout,microbatch,diverged}.py \
+  kernels/tests packages/puffer-train/tests/test_train_{graphs,kernels,policies,rollout,microbatch,diverged,flat,bf16,precision}.py \
   > "$OUT/tests.log" 2>&1
 t "CUDA tests rc $?: $(tail -1 "$OUT/tests.log")"
 wait $built; t "PufferLib built, rc $?"
 for job in $JOBS; do
-  row=${job%:*}; seed=${job#*:}; left=$(( END - $(date +%s) - 5 ))
+  left=$(( END - $(date +%s) - 5 ))
   [ $left -lt 30 ] && { t "no time left for $job"; break; }
-  timeout $left $PY benchmarks/ocean_learn.py breakout --rows $row --seeds $seed --threads 1 \
-    --device cuda --pufferlib /tmp/pl3venv --out /tmp/learn 2>&1 | grep -v "^  pufferlib"
+  if [ "$job" = profile ]; then
+    timeout $left $PY benchmarks/profile_train.py breakout --rows shipped pufferlib3 --device cuda \
+      --threads 1 --warmup 2 --epochs 4 --repeats 1 > "$OUT/profile.log" 2>&1
+    t "profile rc $?"; continue
+  fi
+  timeout $left $PY benchmarks/pufferlib4_learn.py breakout --rows ${job%:*} --seeds ${job#*:} \
+    --threads 1 --device cuda --pufferlib /tmp/pl3venv --out /tmp/learn 2>&1 | grep -v "^  pufferlib"
   t "$job rc ${PIPESTATUS[0]}"
+  $PY benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --out /tmp/learn --report > "$OUT/report.md"
   tar cf "$OUT/learn.tar" -C /tmp learn
 done

@@ -21,6 +21,7 @@ table gives each row's median round. Rows:
   under bfloat16 autocast, float32 master weights and optimizer).
 
     uv run python benchmarks/profile_train.py breakout --rows shipped shipped-unfused --threads 2
+    python benchmarks/profile_train.py breakout --rows shipped pufferlib3 --device cuda
 
 `--write` also puts the table into docs/results/train.md (between its `profile_train` markers).
 """
@@ -118,8 +119,8 @@ def _restore(cls, name: str) -> None:
 class Row:
     """One trainer of a row, built once; `epochs(n)` times n epochs phase by phase."""
 
-    def __init__(self, row: str, env: str, config_file: str | None, threads: int):
-        overrides = ["--train.torch-threads", str(threads), "--train.device", "cpu"]
+    def __init__(self, row: str, env: str, config_file: str | None, threads: int, device: str):
+        overrides = ["--train.torch-threads", str(threads), "--train.device", device]
         overrides += ["--train.data-dir", tempfile.mkdtemp(), "--train.total-timesteps", "1e12"]
         if row == "pufferlib4":
             config_file = str(HERE / "configs" / "pufferlib4_breakout.toml")
@@ -175,6 +176,19 @@ class Row:
         self.env.close()
 
 
+def _wait_for_the_gpu_at_every_clock() -> None:
+    """Make every `time.perf_counter()` read (the trainer's phase timers and this script's)
+    wait for the GPU first, so that each phase is charged its own kernels, not the launches of
+    the one before; the syncs slow the epoch a little, so its steps/s is a floor."""
+    clock = time.perf_counter
+
+    def synced() -> float:
+        torch.cuda.synchronize()
+        return clock()
+
+    time.perf_counter = synced
+
+
 @contextmanager
 def _nothing():
     yield
@@ -198,12 +212,15 @@ def main() -> None:
         ],
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--device", default="cpu", help="train.device: cpu, or cuda")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     args = parser.parse_args()
-    rows = {name: Row(name, args.env, args.config, args.threads) for name in args.rows}
+    if args.device.startswith("cuda"):
+        _wait_for_the_gpu_at_every_clock()
+    rows = {name: Row(name, args.env, args.config, args.threads, args.device) for name in args.rows}
     for row in rows.values():
         row.epochs(args.warmup)
     rounds: dict[str, list[dict[str, float]]] = defaultdict(list)
@@ -213,7 +230,8 @@ def main() -> None:
             epoch = rounds[name][-1]["epoch"]
             print(f"round {r + 1} {name}: {row.steps / epoch:,.0f} steps/s", flush=True)
     print(
-        f"\n{args.env}, {args.threads} torch threads, {args.epochs} epochs x {args.repeats} rounds"
+        f"\n{args.env} on {args.device}, {args.threads} torch threads, {args.epochs} epochs x "
+        f"{args.repeats} rounds"
     )
     lines = [
         "| row | params | " + " | ".join(PHASES) + " | epoch (s) | steps/s |",

@@ -25,11 +25,13 @@ budget, each seed's training time (the logged iterations' steps at their steps/s
 the same rule for both trainers), the steps and training time each seed took to first log a
 score at or above each of `--targets` (by default `WAYPOINTS`, then PufferLib 5.0's published
 score; "not reached in N steps" where it never did) and the median steps/s; runs that recorded
-a load average are labelled loaded.
+a load average are labelled loaded. `--device cuda` trains every row on the GPU (PufferLib 3.0's
+trainer then with its shipped vec backend), and the GPU's name follows the machine's.
 
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --threads 1
     uv run python benchmarks/pufferlib4_learn.py breakout --import experiments/breakout/RUN --seed 0
     uv run python benchmarks/pufferlib4_learn.py pong --rows pl3 --pufferlib /work/pl3venv
+    uv run python benchmarks/pufferlib4_learn.py breakout --rows pufferlib4 pl3 --device cuda --pufferlib DIR
     uv run python benchmarks/pufferlib4_learn.py breakout --seeds 0 1 2 --report --write
 """
 
@@ -41,7 +43,7 @@ import os
 import statistics
 from pathlib import Path
 
-from ocean_learn import LOSSES, load, pufferlib_row, run_ours, score_at
+from ocean_learn import LOSSES, load, name_the_gpu, pufferlib_row, run_ours, score_at
 from peers import pufferlib_config, pufferlib_python
 from results_page import PAGES, write_table
 
@@ -78,7 +80,7 @@ def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> list[d
         )
     python = pufferlib_python(args.pufferlib)
     config = pufferlib_config(python, env)
-    return pufferlib_row(python, env, seed, args.threads, config, path)
+    return pufferlib_row(python, env, seed, args.threads, config, path, args.device)
 
 
 def curve_of(
@@ -274,6 +276,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
+    parser.add_argument("--device", default="cpu", help="train.device of every row: cpu, cuda")
     parser.add_argument("--out", default=str(HERE / "results" / "pufferlib4"))
     parser.add_argument(
         "--pufferlib", metavar="DIR",
@@ -309,12 +312,13 @@ def main() -> None:
                     if row == "pl3":
                         curve = run_pl3(args, env, seed, path)
                     else:
-                        curve = run_ours(env, seed, args.threads, flags(env, row))
+                        curve = run_ours(env, seed, args.threads, flags(env, row), args.device)
                     meta = record(
                         "pufferlib4_learn", env=env, row=row, seed=seed,
                         budget=curve[-1]["step"], threads=args.threads,
-                        load=[load_before, os.getloadavg()[0]],
+                        load=[load_before, os.getloadavg()[0]], device=args.device,
                     )  # fmt: skip
+                    name_the_gpu(meta, args.device)
                     store(path, meta, curve)
                     print(f"{env} {row} seed {seed}: {curve[-1].get('score')}", flush=True)
     lines = report(args)

@@ -1,8 +1,8 @@
 """The fold: `load_config` folds `[default.toml, *the env's sources, --config FILE, overrides]`.
 
-Every key is known before the first layer (`_Fold.keys`: the typed sections, puffer-sweep's
-options, the env's config class); each layer records only the keys it sets, each parsed and
-checked once as it arrives (`keys.parse`); the config is built at the end. `Config.notes` says
+Every key is known before the first layer (`_Fold.keys`, the `key_table` of the typed sections,
+puffer-sweep's options and the env's config class); each layer records only the keys it sets,
+each parsed and checked once as it arrives (`Key.parse`); the config is built at the end. `Config.notes` says
 why a derived or family key has its value. A file may add [env] keywords to a creator that
 takes any (`gym-*`) and declare a searched parameter `[sweep.<section>.<key>]` for any key.
 """
@@ -20,21 +20,21 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from puffer.core import env_creator
-from puffer.sweep import SweepConfig, parse_sweep_config
+from puffer.sweep import parse_sweep_config
 from puffer.train.config.keys import (
     SECTIONS,
     ConfigError,
+    Key,
     closest,
     coerce,
     flag,
     normalize,
-    parse,
     refuse_renamed,
     refuse_unknown,
 )
-from puffer.train.config.sections import SWEEP_OPTIONS, TYPED_SECTIONS
+from puffer.train.config.sections import TYPED_SECTIONS
 from puffer.train.config.sources import config_sources, source_origin
-from puffer.train.config.whole import Config, section_keys
+from puffer.train.config.whole import Config, key_table
 from puffer.train.pufferlib_ini import read_pufferlib_ini
 from puffer.vector import default_num_workers
 
@@ -42,7 +42,7 @@ __all__ = ["Override", "env_config_class", "env_defaults", "load_config", "parse
 
 DEFAULT_TOML = "default.toml"
 _TOML_SCALARS = (bool, int, float, str)
-Key = tuple[str, str]
+KeyPath = tuple[str, str]
 
 
 def env_config_class(creator: Callable[..., Any]) -> type | None:
@@ -133,31 +133,21 @@ class _Fold:
     def __init__(self, env_name: str, creator: Callable[..., Any]) -> None:
         self.env_name = env_name
         self.env_class = env_config_class(creator)
-        defaults = {name: section() for name, section in TYPED_SECTIONS.items()}
-        defaults["env"] = (self.env_class or _NoKeys)()
-        # (section, key) -> (the dataclass that checks its range, or None: its form alone;
-        # its type hint; its default)
-        self.keys: dict[Key, tuple[type | None, Any, Any]] = {
-            (name, key): spec
-            for name, section in defaults.items()
-            for key, spec in section_keys(name, section).items()
-        }
-        sweep = {f.name: f.default for f in dataclasses.fields(SweepConfig)}
-        self.keys |= {("sweep", k): (None, h, sweep[k]) for k, h in SWEEP_OPTIONS.items()}
-        self.values: dict[Key, Any] = {}
+        base = Config(env=self.env_class() if self.env_class else {})
+        self.keys = key_table(base)
+        self.values: dict[KeyPath, Any] = {}
         # The keys the env's shipped layers set: what a range error of a later layer quotes
         # as the default (cartpole's 99,840 steps, not the code's 10M).
-        self.shipped: dict[Key, Any] = {}
+        self.shipped: dict[KeyPath, Any] = {}
         self.params: dict[str, dict[str, Any]] = {}
         # Searched parameters whose `mean` a layer above default.toml chose (see `centred`).
         self.chosen_means: set[str] = set()
-        self.notes: dict[Key, str] = {}
+        self.notes: dict[KeyPath, str] = {}
 
-    def set(self, key: Key, value: Any, where: str, example: Any) -> None:
-        owner, hint, default = self.keys[key]
-        default = self.shipped.get(key, default)
+    def set(self, key: KeyPath, value: Any, where: str, example: Any) -> None:
+        default = self.shipped.get(key, self.keys[key].default)
         before = self.values.get(key, default)
-        self.values[key] = parse(owner, key[1], hint, value, where, default, example)
+        self.values[key] = self.keys[key].parse(key[1], value, where, default, example)
         if self.values[key] != before:  # a layer that restates a value keeps its reason
             self.notes.pop(key, None)
 
@@ -186,7 +176,7 @@ class _Fold:
                         )
                     # a keyword of a creator that takes any (the env checks it), typed from now
                     # on by this value
-                    self.keys["env", key] = (None, type(value), value)
+                    self.keys["env", key] = Key(type(value), value)
                     self.values["env", key] = value
                 else:
                     refuse_unknown((section, key), where, "unknown key ", self.valid_flags())
@@ -217,7 +207,7 @@ class _Fold:
     def apply_override(self, override: Override) -> None:
         path, spelled, value = override.path, override.spelled, override.value
         if len(path) == 2 and path in self.keys:
-            self.set(path, value, spelled, self.values.get(path, self.keys[path][2]))
+            self.set(path, value, spelled, self.values.get(path, self.keys[path].default))
             return
         name, full = ".".join(path[1:3]), ".".join(path[1:])
         if path[0] == "sweep" and len(path) == 4 and path[3] in self.params.get(name, {}):
@@ -280,7 +270,7 @@ class _Fold:
 
     def env_keys(self) -> dict[str, Any]:
         """The [env] keyword arguments so far: the defaults under the values set."""
-        defaults = {k: d for (section, k), (_, _, d) in self.keys.items() if section == "env"}
+        defaults = {k: spec.default for (section, k), spec in self.keys.items() if section == "env"}
         return defaults | {k: v for (section, k), v in self.values.items() if section == "env"}
 
 

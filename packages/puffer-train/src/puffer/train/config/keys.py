@@ -1,9 +1,10 @@
 """One spec per config key, and the one parse that reads and checks a value of it.
 
 A key is a dataclass field: its type hint is its form, its metadata its meaning and range
-(`spec(default, help, check)`; `min`/`max` in an Ocean env's C-header config). `parse` reads a
-value as it arrives (command-line text, a TOML or Python value) and checks it, or raises one
-`ConfigError` naming the key, where it came from and the expected form.
+(`spec(default, help, check)`; `min`/`max` in an Ocean env's C-header config), gathered per
+config as `Key`s (`whole.key_table`). `Key.parse` reads a value as it arrives (command-line
+text, a TOML or Python value) and checks it, or raises one `ConfigError` naming the key, where
+it came from and the expected form.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ __all__ = [
     "form",
     "normalize",
     "one_of",
-    "parse",
+    "Key",
     "refuse_renamed",
     "refuse_unknown",
     "spec",
@@ -292,7 +293,8 @@ def check(
     spec, kind = _fields(owner)[name], form(_hints(owner)[name])[0]
     rule: Check | None = spec.metadata.get("check")
     if "min" in spec.metadata:  # a C header's field: its declared range
-        low, high = (int(b) if float(b).is_integer() else b for b in _bounds(spec))
+        bounds = spec.metadata["min"], spec.metadata["max"]
+        low, high = (int(b) if float(b).is_integer() else b for b in bounds)
         rule = within(low, high)
     if kind is bool or isinstance(value, bool):
         ok = kind is bool and isinstance(value, bool)
@@ -314,19 +316,30 @@ def check(
     )
 
 
-def _bounds(spec: dataclasses.Field) -> tuple[float, float]:
-    return spec.metadata["min"], spec.metadata["max"]
+@dataclass(frozen=True)
+class Key:
+    """One settable key of a config: its form (a type hint), its value before the layer being
+    read (the default, or the base config's), the config dataclass that checks its range (None:
+    its form alone, for an untyped [env] keyword or a [sweep] option, which the env or
+    puffer-sweep checks) and its one-line meaning."""
 
+    hint: Any
+    default: Any
+    owner: type | None = None
+    meaning: str = ""
 
-def parse(
-    owner: type | None, key: str, hint: Any, value: Any, where: str, default: Any, example: Any
-) -> Any:
-    """A value as it arrives, read as `hint` and checked as field `key` of `owner` (None: a key
-    typed by its form alone, an env keyword or a [sweep] option, which the env or puffer-sweep
-    checks). A range error quotes `default` (the env's shipped value), a parse error shows
-    `example` (the key's current value, or None for none)."""
-    typed = coerce(value, hint, where, example)
-    return typed if owner is None else check(owner, key, typed, where, default)
+    def parse(
+        self, name: str, value: Any, where: str, default: Any = MISSING, example: Any = None
+    ) -> Any:
+        """`value` as it arrives (text, a TOML or Python value) read as the key `name` stores
+        it; a range error quotes `default` (by default the key's own), a form error shows
+        `example` (the key's current value; None: none)."""
+        typed = coerce(value, self.hint, where, example)
+        if self.owner is None:
+            return typed
+        return check(
+            self.owner, name, typed, where, self.default if default is MISSING else default
+        )
 
 
 class Checked:

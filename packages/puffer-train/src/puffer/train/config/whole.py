@@ -25,9 +25,9 @@ import tomli_w
 from puffer.sweep import SweepConfig
 from puffer.train.config.keys import (
     ConfigError,
+    Key,
     field_help,
     flag,
-    parse,
     refuse_renamed,
     type_text,
 )
@@ -39,7 +39,7 @@ from puffer.train.config.sections import (
     VecConfig,
 )
 
-__all__ = ["Config", "section_keys"]
+__all__ = ["Config", "key_table"]
 
 
 @dataclass
@@ -152,8 +152,8 @@ class Config:
         return "\n".join(lines) + "\n"
 
     def keys(self) -> Iterator[tuple[tuple[str, str], Any, str, str]]:
-        """Every settable key but the parameter tables: `((section, key), value, form,
-        meaning)`, the form as `type_text` names it.
+        """Every settable key but the parameter tables (and [sweep] for a config without one):
+        `((section, key), value, form, meaning)`, the form as `type_text` names it.
 
         Example:
             >>> from puffer.train.config import load_config
@@ -161,31 +161,25 @@ class Config:
             >>> next(row for row in config.keys() if row[0] == ("sweep", "max_cost"))[1:3]
             (None, 'float or none')
         """
-        sections = {"env": self.env, **{name: getattr(self, name) for name in TYPED_SECTIONS}}
-        if self.sweep is not None:
-            sections["sweep"] = self.sweep
-        for name, section in sections.items():
-            for key, (owner, hint, value) in section_keys(name, section).items():
-                meanings = _documented_attributes(SweepConfig) if name == "sweep" else {}
-                meaning = field_help(owner)[key] if owner else meanings.get(key, "")
-                meaning = meaning or ("env constructor keyword" if name == "env" else "")
-                yield (name, key), value, type_text(hint), meaning
+        for path, key in key_table(self).items():
+            if path[0] != "sweep" or self.sweep is not None:
+                yield path, key.default, type_text(key.hint), key.meaning
 
     def with_params(self, params: Mapping[str, Any]) -> Config:
-        """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion.
+        """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion; an error
+        quotes this config's value as the default.
 
         Raises:
             ConfigError: A key is unknown, or a value has the wrong type or is out of range.
         """
+        known = key_table(self)
         changes: dict[str, dict[str, Any]] = {name: {} for name in (*TYPED_SECTIONS, "env")}
         for name, value in params.items():
             section, _, key = name.partition(".")
             refuse_renamed(section, key, f"sweep parameter {name!r}")
-            known = section_keys(section, getattr(self, section)) if section in changes else {}
-            if key not in known:
+            if section not in changes or (section, key) not in known:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
-            owner, hint, base = known[key]  # an error quotes the sweep's base config's value
-            changes[section][key] = parse(owner, key, hint, value, flag((section, key)), base, None)
+            changes[section][key] = known[section, key].parse(key, value, flag((section, key)))
         sections = {
             name: dataclasses.replace(getattr(self, name), **changes[name])
             for name in TYPED_SECTIONS
@@ -197,14 +191,33 @@ class Config:
         return dataclasses.replace(self, env=env, **sections)
 
 
-def section_keys(name: str, section: Any) -> dict[str, tuple[type | None, Any, Any]]:
-    """`{key: (owner, hint, value)}` of one section of a config: `owner` checks the key's range
-    (None: only its form), `hint` its form; a dict [env] is typed by its values."""
-    if isinstance(section, dict):
-        return {key: (None, type(value), value) for key, value in section.items()}
-    owner = type(section) if name != "sweep" else None
-    hints = SWEEP_OPTIONS if name == "sweep" else get_type_hints(type(section))
-    return {key: (owner, hint, getattr(section, key)) for key, hint in hints.items()}
+def key_table(config: Config) -> dict[tuple[str, str], Key]:
+    """Every settable key of `config` (a [sweep] without parameter tables: puffer-sweep's
+    defaults) by `(section, key)`, its value in `config` as its default; a dict [env] is typed
+    by its values."""
+    table: dict[tuple[str, str], Key] = {}
+    for name in ("env", *TYPED_SECTIONS):
+        section = getattr(config, name)
+        if isinstance(section, dict):
+            for key, value in section.items():
+                table[name, key] = Key(type(value), value, None, _ENV_KEYWORD)
+            continue
+        meanings = field_help(type(section))
+        for key, hint in get_type_hints(type(section)).items():
+            meaning = meanings[key] or (_ENV_KEYWORD if name == "env" else "")
+            table[name, key] = Key(hint, getattr(section, key), type(section), meaning)
+    sweep = config.sweep
+    meanings = _documented_attributes(SweepConfig)
+    for key, hint in SWEEP_OPTIONS.items():
+        value = getattr(sweep, key) if sweep is not None else _SWEEP_DEFAULTS[key]
+        table["sweep", key] = Key(hint, value, None, meanings.get(key, ""))
+    return table
+
+
+_ENV_KEYWORD = "env constructor keyword"
+_SWEEP_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(SweepConfig) if f.name in SWEEP_OPTIONS
+}
 
 
 def _documented_attributes(cls: type) -> dict[str, str]:

@@ -121,3 +121,49 @@ def test_a_short_budget_stores_both_curves_and_the_table(tmp_path: Path) -> None
     # A stored run is not run again: the second call only prints the table.
     again = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "pufferlib squared seed 0" not in again.stdout
+
+
+PARITY4 = SCRIPT.with_name("parity_pufferlib4.py")
+PUFFERLIB4 = Path(os.environ.get("PUFFER_PUFFERLIB4", "/work/pl4src"))
+needs_pufferlib4 = pytest.mark.skipif(
+    not all((PUFFERLIB4 / "pufferlib" / f"{name}.py").is_file() for name in ("models", "muon")),
+    reason=f"no PufferLib 4.0 checkout at {PUFFERLIB4} (4.0 is not on PyPI: git clone "
+    "PufferAI/PufferLib at 8e3e754; PUFFER_PUFFERLIB4 names the folder)",
+)
+
+
+def test_the_pufferlib4_harness_names_a_folder_without_its_files(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(PARITY4), "--pufferlib4", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"--pufferlib4 {tmp_path}: no pufferlib/models.py there" in done.stderr
+
+
+def test_a_pufferlib4_row_flags_a_difference_beyond_float_rounding(benchmark_script) -> None:
+    parity = benchmark_script("parity_pufferlib4")
+    x = torch.randn(64, 64)
+    assert parity.row("same", x + 1e-7, x)[3] == "match"
+    assert parity.row("moved", x * 1.001, x)[3] == "DIFFERS"
+    assert parity.row("shape", x[:1], x)[3].startswith("DIFFERS: shape")
+
+
+@needs_pufferlib4
+@pytest.mark.slow
+# With the other rule every matrix's steps after the first differ (4 parameters, steps 2-4): the
+# first is (2 - beta) g against (1 + beta) g, one direction, which Newton-Schulz makes one step.
+@pytest.mark.parametrize(("rule", "unintended"), [("sum", 0), ("average", 12)])
+def test_pufferlib4s_torch_path_matches_ours_and_a_changed_rule_is_flagged(
+    rule: str, unintended: int
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(PARITY4), "--pufferlib4", str(PUFFERLIB4), "--momentum-rule", rule],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert f"\n{unintended} unintended difference(s)" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == (1 if unintended else 0)
+    assert _rows(done.stdout, "core:") and all(
+        line.endswith("match")
+        for line in _rows(done.stdout, "core:") + _rows(done.stdout, "policy:")
+    )

@@ -11,7 +11,9 @@ Rows per env and seed:
 - `pl3`: PufferLib 3.0's own trainer (`pufferl.train("puffer_ENV")`, the venv built by
   shared/anchors/pl3/setup.sh, given as `--pufferlib DIR`) at its own shipped `.ini`, all its
   agents, to its own budget (`ocean_learn.pufferlib_row`: its Serial backend steps every env
-  object of the config in one process, one torch thread).
+  object of the config in one process, one torch thread);
+- `bf16` (breakout only, reported where stored): the shipped config with the policy's passes in
+  bfloat16 (`benchmarks/configs/bf16_ENV.toml`), float32 master weights and optimizer.
 
 Each run's curve (steps, score, steps/s, loss statistics; the first line its machine, date and
 the 1-minute load average before and after it) is stored as `--out/ENV/ROW/seedS.jsonl`, by
@@ -52,6 +54,9 @@ from puffer.cli.bench import record
 HERE = Path(__file__).parent
 PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` markers there
 ROWS = ("pufferlib4", "pufferlib3", "pl3")
+# Rows run for some envs only, reported where their curves are stored: `bf16`, the shipped config
+# with `train.precision = "bfloat16"` (configs/bf16_ENV.toml).
+EXTRA_ROWS = ("bf16",)
 # The points of the budget each row's score is read at (of the env's smallest budget).
 FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
@@ -154,7 +159,8 @@ def report(args: argparse.Namespace) -> list[str]:
         targets = args.targets or list(WAYPOINTS.get(env, ()))
         if env in TARGETS:
             targets = [*targets, TARGETS[env]]
-        stored = {row: _runs(Path(args.out) / env / row, args.seeds) for row in args.rows}
+        rows = [*args.rows, *(r for r in EXTRA_ROWS if (Path(args.out) / env / r).is_dir())]
+        stored = {row: _runs(Path(args.out) / env / row, args.seeds) for row in dict.fromkeys(rows)}
         budgets = [meta["budget"] for runs in stored.values() for meta, _ in runs]
         # Every row is read at the same steps: fractions of the smallest budget of the env's
         # rows (pong's pufferlib4 row trains 4.0's 5M, its pufferlib3 row the shipped 12M).
@@ -274,7 +280,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("envs", nargs="+", help="Ocean env names with a pufferlib4_ENV.toml")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    parser.add_argument("--rows", nargs="+", choices=ROWS + EXTRA_ROWS, default=list(ROWS))
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--device", default="cpu", help="train.device of every row: cpu, cuda")
     parser.add_argument("--out", default=str(HERE / "results" / "pufferlib4"))
@@ -290,7 +296,9 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     parser.add_argument("--import", dest="imported", metavar="RUN_DIR", help="store this run")
     parser.add_argument("--seed", type=int, help="the imported run's seed")
-    parser.add_argument("--row", choices=ROWS, default="pufferlib4", help="the imported run's row")
+    parser.add_argument(
+        "--row", choices=ROWS + EXTRA_ROWS, default="pufferlib4", help="the imported run's row"
+    )
     args = parser.parse_args()
     if args.imported:
         (env,) = args.envs

@@ -19,7 +19,9 @@ One step, as `Rollout` runs it:
 
 The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
 the mapped one. `hold(step)` keeps a reply unsent (the trainer's iteration boundary: the next
-iteration acts on it with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
+iteration acts on it with the updated policy; with `EnvBuffers` each buffer's last reply is
+held, and they are acted on as one step of every agent); `held_state()` / `load_held_state()`
+carry it through a checkpoint.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ class Rollout:
         # The mask path is on only when the env provides legal-action masks.
         self.masked = getattr(vecenv, "action_masks", None) is not None
         self._nvec = _branch_sizes(space) if self.masked else None
-        self.held: Step | None = None
+        self._held: list[Step] = []
         self._pinned: dict[str, Tensor] = {}
         self._graph: GraphedForward | None = None
         # Why the forward is (not) replayed from a CUDA graph; captured on the first full batch.
@@ -156,7 +158,7 @@ class Rollout:
         """Start a reset of every env with `seed`; zero the recurrent state, drop a held step."""
         self.vecenv.async_reset(seed)
         self.state = self.policy.initial_state(self.num_agents, self.device)
-        self.held = None
+        self._held = []
 
     def zero_state(self) -> None:
         """Zero every row's recurrent state in place (a held step then acts from zeros)."""
@@ -264,26 +266,37 @@ class Rollout:
         return action
 
     def hold(self, step: Step) -> None:
-        """Keep `step` unsent; the next `take_held()` returns it for the (updated) policy.
+        """Keep `step` unsent; the next `take_held()` returns it (joined with the other steps
+        held since) for the (updated) policy.
 
         The cut state goes back to the rows (not the step's output, which a later policy
         recomputes), and the observations are copied out of the env's arrays.
         """
         self._scatter_state(step.ids, step.state)
-        self.held = Step(
-            obs=step.obs.clone(),
-            rewards=step.rewards,
-            terminals=step.terminals,
-            truncations=step.truncations,
-            masks=step.masks.clone(),
-            ids=step.ids.copy(),
-            infos=[],
-            action_masks=None if step.action_masks is None else step.action_masks.clone(),
+        self._held.append(
+            Step(
+                obs=step.obs.clone(),
+                rewards=step.rewards,
+                terminals=step.terminals,
+                truncations=step.truncations,
+                masks=step.masks.clone(),
+                ids=step.ids.copy(),
+                infos=[],
+                action_masks=None if step.action_masks is None else step.action_masks.clone(),
+            )
         )
+
+    @property
+    def held(self) -> Step | None:
+        """The steps held since the last `take_held()` as one step, rows in agent order (each
+        buffer's, with `EnvBuffers`), or None."""
+        if len(self._held) > 1:
+            self._held = [_joined(self._held)]
+        return self._held[0] if self._held else None
 
     def take_held(self) -> Step | None:
         """The held step with its state gathered afresh, or None; clears it."""
-        held, self.held = self.held, None
+        held, self._held = self.held, []
         if held is not None:
             # Its state was cut when it was held; the flags must not cut it again.
             held.terminals = torch.zeros_like(held.terminals)
@@ -310,21 +323,23 @@ class Rollout:
         self.state = tuple(s.to(self.device) for s in saved["state"])
         held = saved["held"]
         if held is None:
-            self.held = None
+            self._held = []
             return
         masks = held["masks"].to(self.device)
         no = torch.zeros_like(masks)
         action_masks = held.get("action_masks")
-        self.held = Step(
-            obs=held["obs"].to(self.device),
-            rewards=torch.zeros(masks.shape, device=self.device),
-            terminals=no,
-            truncations=no,
-            masks=masks,
-            ids=held["ids"].numpy(),
-            infos=[],
-            action_masks=None if action_masks is None else action_masks.to(self.device),
-        )
+        self._held = [
+            Step(
+                obs=held["obs"].to(self.device),
+                rewards=torch.zeros(masks.shape, device=self.device),
+                terminals=no,
+                truncations=no,
+                masks=masks,
+                ids=held["ids"].numpy(),
+                infos=[],
+                action_masks=None if action_masks is None else action_masks.to(self.device),
+            )
+        ]
 
     def to_device(self, name: str, array: np.ndarray) -> Tensor:
         """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
@@ -362,6 +377,25 @@ class Rollout:
         index = torch.from_numpy(ids).to(self.device)
         for stored, s in zip(self.state, state, strict=True):
             stored[index] = s
+
+
+def _joined(steps: list[Step]) -> Step:
+    """Held steps (one per env buffer) as one step of their rows, in agent-row order."""
+    steps = sorted(steps, key=lambda step: int(step.ids[0]))
+
+    def cat(name: str) -> Tensor:
+        return torch.cat([getattr(step, name) for step in steps])
+
+    return Step(
+        obs=cat("obs"),
+        rewards=cat("rewards"),
+        terminals=cat("terminals"),
+        truncations=cat("truncations"),
+        masks=cat("masks"),
+        ids=np.concatenate([step.ids for step in steps]),
+        infos=[],
+        action_masks=None if steps[0].action_masks is None else cat("action_masks"),
+    )
 
 
 def _branch_sizes(space: spaces.Space) -> list[int]:

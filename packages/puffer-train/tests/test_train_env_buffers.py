@@ -67,9 +67,9 @@ class InstanceEnv(PufferEnv):
         self.observations[:] = np.stack([self.state, self.t, self.length], axis=1)
 
 
-def _config(recurrent: str = "lstm") -> Config:
+def _config(recurrent: str = "lstm", device: str = "cpu") -> Config:
     return Config(
-        train=TrainConfig(horizon=4, minibatch_size=32, total_timesteps=256, device="cpu", seed=3),
+        train=TrainConfig(horizon=4, minibatch_size=32, total_timesteps=256, device=device, seed=3),
         policy=PolicyConfig(hidden_size=8, recurrent=recurrent),
     )
 
@@ -93,9 +93,10 @@ def _rollout_rows(env, config: Config, iterations: int = 3) -> list[dict[str, to
 @pytest.mark.parametrize("recurrent", ["lstm", "none"])
 def test_two_buffers_fill_the_rollout_rows_one_env_does(recurrent: str) -> None:
     """Each buffer draws its actions' uniforms in agent order, right after the buffer before
-    it, so torch's one generator gives every row the number a lockstep step of all agents
-    gives it: the same actions, so the same env rows. Iterations 2 and 3 act on the joined
-    held replies of both buffers with the updated policy, as one env's held reply."""
+    it, so torch's one CPU generator gives every row the number a lockstep step of all agents
+    gives it: the same actions, so the same env rows. (CUDA's generator draws per launch, so
+    there the actions differ.) Iterations 2 and 3 act on the joined held replies of both
+    buffers with the updated policy, as one env's held reply."""
     config = _config(recurrent)
     whole = _rollout_rows(InstanceEnv(num_envs=4), config)
     split = _rollout_rows(EnvBuffers(InstanceEnv, 2, {"num_envs": 4}, "instance"), config)
@@ -106,6 +107,33 @@ def test_two_buffers_fill_the_rollout_rows_one_env_does(recurrent: str) -> None:
                 assert torch.equal(a[name], b[name]), f"{where} differs"
             else:
                 torch.testing.assert_close(a[name], b[name], rtol=1e-5, atol=1e-5, msg=where)
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+        ),
+    ],
+)
+def test_the_held_replies_are_every_buffers_own(device: str) -> None:
+    """Held buffers do not step, so their env arrays still hold what was held; on CUDA each
+    buffer's reply goes through pinned memory of its own, which the next buffer's copy must
+    not overwrite while the held one's is in flight."""
+    env = EnvBuffers(InstanceEnv, 4, {"num_envs": 8}, "instance")
+    config = _config(device=device)
+    trainer = PuffeRL(config, env, make_policy(config.policy, env))
+    for _ in range(2):
+        trainer.collect()
+        held = trainer.rollout.held
+        assert held is not None and held.ids.tolist() == list(range(16))
+        expected = np.concatenate([e.observations for e in env.envs])
+        np.testing.assert_array_equal(held.obs.cpu().numpy(), expected)
+        trainer.train()
+    env.close()
 
 
 def test_one_buffer_is_the_native_env_itself() -> None:

@@ -147,7 +147,7 @@ class Rollout:
         self.masked = getattr(vecenv, "action_masks", None) is not None
         self._nvec = _branch_sizes(space) if self.masked else None
         self._held: list[Step] = []
-        self._pinned: dict[str, Tensor] = {}
+        self._pinned: dict[tuple[str, int], Tensor] = {}
         self._graph: GraphedForward | None = None
         # Why the forward is (not) replayed from a CUDA graph; captured on the first full batch.
         self.graph_status = "off (cuda_graphs=False)"
@@ -170,18 +170,20 @@ class Rollout:
         start = time.perf_counter()
         obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
         self.times["env"] += time.perf_counter() - start
+        ids = np.asarray(ids)
+        first = int(ids[0])
         action_masks = None
         if self.masked:
             legal = self.vecenv.action_masks
             _check_legal(legal, masks, ids, self._nvec, self.vecenv)
-            action_masks = self.to_device("action_masks", legal)
+            action_masks = self.to_device("action_masks", legal, first)
         step = Step(
-            obs=self.to_device("obs", obs),
-            rewards=self.to_device("rewards", rewards),
-            terminals=self.to_device("terminals", terminals),
-            truncations=self.to_device("truncations", truncations),
-            masks=self.to_device("masks", masks),
-            ids=np.asarray(ids),
+            obs=self.to_device("obs", obs, first),
+            rewards=self.to_device("rewards", rewards, first),
+            terminals=self.to_device("terminals", terminals, first),
+            truncations=self.to_device("truncations", truncations, first),
+            masks=self.to_device("masks", masks, first),
+            ids=ids,
             infos=infos,
             action_masks=action_masks,
         )
@@ -341,14 +343,20 @@ class Rollout:
             )
         ]
 
-    def to_device(self, name: str, array: np.ndarray) -> Tensor:
-        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
+    def to_device(self, name: str, array: np.ndarray, first_row: int = 0) -> Tensor:
+        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA.
+
+        The pinned copy is kept per `name` and batch (`first_row`, its first agent row): a
+        buffer's reply held at an iteration's end is not synced before the next buffer's is
+        staged (`EnvBuffers`), so their asynchronous copies must not share host memory.
+        """
         tensor = torch.from_numpy(np.asarray(array))
         if self.device.type == "cpu":
             return tensor
-        pinned = self._pinned.get(name)
+        key = (name, first_row)
+        pinned = self._pinned.get(key)
         if pinned is None or pinned.shape != tensor.shape:
-            pinned = self._pinned[name] = torch.empty_like(tensor).pin_memory()
+            pinned = self._pinned[key] = torch.empty_like(tensor).pin_memory()
         pinned.copy_(tensor)
         return pinned.to(self.device, non_blocking=True)
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from puffer.core import APIUsageError, PufferEnv, Vectorization
+from puffer.core import APIUsageError, PufferEnv, Vectorization, env_creator
 from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
 from puffer.train.config import ConfigError
 from puffer.train.env_buffers import EnvBuffers
@@ -219,3 +219,26 @@ def test_buffers_with_a_vectorizer_backend_are_refused_with_its_own_knob() -> No
         VecConfig(backend="multiprocessing", num_instances=4, num_buffers=2)
     with pytest.raises(ConfigError, match="num_buffers"):
         VecConfig(num_buffers=0)
+
+
+def test_a_saved_state_that_does_not_fit_is_refused() -> None:
+    env = EnvBuffers(env_creator("cartpole"), 2, {"num_envs": 4}, "cartpole")
+    env.async_reset(seed=0)
+    env.recv()
+    with pytest.raises(APIUsageError, match="while buffer 1 steps; save between iterations"):
+        env.save_state()
+    env.recv()
+    state = env.save_state()
+    sizes = state[:16].view("<i8")
+    assert sizes.sum() == state.size - 16
+    bad = state.copy()
+    bad[:8] = np.array([2**62], "<i8").view(np.uint8)  # a size past the array
+    for wrong in (bad, state[:-1], state[:10], state.astype(np.int16)):
+        with pytest.raises(APIUsageError, match="needs the 1-D uint8 array save_state"):
+            env.load_state(wrong)
+    env.load_state(state)
+    env.send(np.zeros(4, np.int32))  # every buffer waits for its actions after a load
+    env.close()
+    python_env = EnvBuffers(InstanceEnv, 2, {"num_envs": 2})
+    assert not hasattr(python_env, "save_state")  # its envs have none
+    python_env.close()

@@ -102,6 +102,9 @@ class EnvBuffers:
         self._unsent: list[int] = []
         self._next = 0  # the buffer recv() returns next
         self._last = 0  # the buffer of the last recv(): final_observations and action_masks
+        # Like its envs, it saves and restores its state (a checkpoint's) only if they all do.
+        if all(hasattr(env, "save_state") for env in self.envs):
+            self.save_state, self.load_state = self._save_state, self._load_state
 
     def async_reset(self, seed: int | None = None) -> None:
         """Start resetting every buffer (instance j of the whole gets `seed + j`)."""
@@ -181,6 +184,56 @@ class EnvBuffers:
     def action_masks(self) -> np.ndarray | None:
         """The last received buffer's legal-action masks (its env's array), or None."""
         return self.envs[self._last].action_masks
+
+    def _save_state(self) -> np.ndarray:
+        """Every buffer's env state as one 1-D uint8 array: K little-endian int64 sizes, then
+        each env's `save_state()`. Call it between iterations, when no buffer steps.
+
+        Raises:
+            APIUsageError: a buffer is stepping (its state would be half written).
+        """
+        self._check_open("save_state")
+        stepping = [k for k, running in enumerate(self._running) if running is not None]
+        if stepping:
+            raise APIUsageError(
+                f"save_state() on {self!r} while buffer {stepping[0]} steps; save between "
+                "iterations, when every buffer waits for its actions"
+            )
+        parts = [np.asarray(env.save_state(), dtype=np.uint8) for env in self.envs]
+        sizes = np.array([part.size for part in parts], "<i8").view(np.uint8)
+        return np.concatenate([sizes, *parts])
+
+    def _load_state(self, state: np.ndarray) -> None:
+        """Restore what `save_state` returned; every buffer then waits for its actions, as at
+        the iteration boundary where it was saved (the trainer acts on its held reply next).
+
+        Raises:
+            APIUsageError: `state` is not such an array for this many buffers (each env checks
+                its own part too).
+        """
+        self._check_open("load_state")
+        state, header = np.asarray(state), 8 * self.num_buffers
+        fits = state.dtype == np.uint8 and state.ndim == 1 and state.size >= header
+        sizes = np.ascontiguousarray(state[:header]).view("<i8") if fits else None
+        # Each size within the array before they are summed: no overflow.
+        if (
+            sizes is None
+            or not ((sizes >= 0) & (sizes <= state.size)).all()
+            or int(sizes.sum()) != state.size - header
+        ):
+            raise APIUsageError(
+                f"load_state() on {self!r} needs the 1-D uint8 array save_state() returned for "
+                f"{self.num_buffers} buffers, got shape {state.shape} dtype {state.dtype}"
+            )
+        for k, running in enumerate(self._running):
+            if running is not None:
+                running.result()  # a reset in flight must not write over the loaded state
+                self._running[k] = None
+        parts = np.split(state[header:], np.cumsum(sizes)[:-1])
+        for env, part in zip(self.envs, parts, strict=True):
+            env.load_state(part)
+        self._unsent = list(range(self.num_buffers))
+        self._next = 0
 
     def close(self) -> None:
         """Wait for the steps in flight, then close every env. Idempotent."""

@@ -4,6 +4,7 @@ env stepping every agent."""
 
 from __future__ import annotations
 
+import doctest
 import threading
 
 import numpy as np
@@ -12,7 +13,15 @@ import torch
 from gymnasium import spaces
 
 from puffer.core import APIUsageError, PufferEnv, Vectorization, env_creator
-from puffer.train import Config, PolicyConfig, PuffeRL, TrainConfig, VecConfig, make_policy
+from puffer.train import (
+    Config,
+    PolicyConfig,
+    PuffeRL,
+    TrainConfig,
+    VecConfig,
+    env_buffers,
+    make_policy,
+)
 from puffer.train.config import ConfigError
 from puffer.train.env_buffers import EnvBuffers
 from puffer.train.run import make_vecenv
@@ -242,3 +251,8 @@ def test_a_saved_state_that_does_not_fit_is_refused() -> None:
     python_env = EnvBuffers(InstanceEnv, 2, {"num_envs": 2})
     assert not hasattr(python_env, "save_state")  # its envs have none
     python_env.close()
+
+
+def test_docstring_example_runs() -> None:
+    result = doctest.testmod(env_buffers)
+    assert result.attempted > 0 and result.failed == 0

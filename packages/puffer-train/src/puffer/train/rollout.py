@@ -365,8 +365,8 @@ class Rollout:
             return ()
         if len(step.ids) == self.num_agents:
             return self.state
-        index = torch.from_numpy(step.ids).to(self.device)
-        return tuple(s[index] for s in self.state)
+        rows = self._state_rows(step.ids)
+        return tuple(s[rows] for s in self.state)
 
     def _cut_state(self, step: Step, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         if not state:
@@ -382,9 +382,18 @@ class Rollout:
         if len(ids) == self.num_agents:
             self.state = tuple(state)
             return
-        index = torch.from_numpy(ids).to(self.device)
+        rows = self._state_rows(ids)
         for stored, s in zip(self.state, state, strict=True):
-            stored[index] = s
+            stored[rows] = s
+
+    def _state_rows(self, ids: np.ndarray) -> slice | Tensor:
+        """`ids` as rows of the state: a slice when they are consecutive (an env buffer's, a
+        zero-copy batch's), which reads a view and writes one copy instead of gathering and
+        scattering row by row; else an index tensor on the device."""
+        first, n = int(ids[0]), len(ids)
+        if int(ids[-1]) - first == n - 1 and bool((np.diff(ids) == 1).all()):
+            return slice(first, first + n)
+        return torch.from_numpy(ids).to(self.device)
 
 
 def _joined(steps: list[Step]) -> Step:

@@ -24,6 +24,7 @@ from puffer.train import (
 )
 from puffer.train.config import ConfigError
 from puffer.train.env_buffers import EnvBuffers
+from puffer.train.limits import check_limits
 from puffer.train.run import make_vecenv
 
 AGENTS_PER_INSTANCE = 2
@@ -228,6 +229,9 @@ def test_buffers_with_a_vectorizer_backend_are_refused_with_its_own_knob() -> No
         VecConfig(backend="multiprocessing", num_instances=4, num_buffers=2)
     with pytest.raises(ConfigError, match="num_buffers"):
         VecConfig(num_buffers=0)
+    # A thread and an env object each: a count past any machine's cores is a typo.
+    with pytest.raises(ConfigError, match=r"--vec\.num-buffers is 1000, past the bound of 256"):
+        check_limits(Config(vec=VecConfig(num_buffers=1000)))
 
 
 def test_a_saved_state_that_does_not_fit_is_refused() -> None:

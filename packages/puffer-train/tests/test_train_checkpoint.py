@@ -16,7 +16,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from puffer.core import PufferEnv, make
+from puffer.core import PufferEnv, env_creator, make
 from puffer.train import (
     CheckpointError,
     Config,
@@ -27,6 +27,7 @@ from puffer.train import (
     train,
 )
 from puffer.train import checkpoint as ckpt
+from puffer.train.env_buffers import EnvBuffers
 from puffer.train.metrics import read_jsonl
 from puffer.train.paths import RunPaths
 
@@ -238,9 +239,16 @@ def _ocean_cartpole_with_state():
     return env
 
 
+def _ocean_cartpole_in_buffers() -> EnvBuffers:
+    """The same 16 envs as two `vec.num_buffers` buffers of 8, stepped on threads."""
+    return EnvBuffers(env_creator(OCEAN), 2, {"num_envs": 16}, OCEAN)
+
+
 @pytest.mark.parametrize("recurrent", ["none", "mingru"])
 @pytest.mark.parametrize(
-    "make_env", [SavableWalkEnv, _ocean_cartpole_with_state], ids=["python-savable", "ocean"]
+    "make_env",
+    [SavableWalkEnv, _ocean_cartpole_with_state, _ocean_cartpole_in_buffers],
+    ids=["python-savable", "ocean", "ocean-buffers"],
 )
 def test_four_epochs_equal_two_then_resume_then_two(tmp_path: Path, make_env, recurrent) -> None:
     """With the env's own state saved, resuming is bit-exact: parameters, optimizer moments."""

@@ -155,3 +155,14 @@ def test_recurrent_state_at_an_epoch_start(recurrent_state: str) -> None:
         assert zero == (recurrent_state == "zero" or trainer.iteration == 0)
         trainer.train()
     env.close()
+
+
+def test_state_rows_are_a_slice_for_consecutive_agents_else_an_index() -> None:
+    """A batch of consecutive agents (an env buffer's, a zero-copy batch's) reads and writes
+    its recurrent state through a slice; any other batch through an index of its rows."""
+    env = RecordingEnv(num_agents=6)
+    rollout = Rollout(_policy(env, "lstm"), env)
+    assert rollout._state_rows(np.arange(2, 5)) == slice(2, 5)
+    for ids in ([0, 2, 1], [1, 3, 5]):  # the same span but out of order; gaps
+        assert torch.equal(rollout._state_rows(np.array(ids)), torch.tensor(ids))
+    env.close()

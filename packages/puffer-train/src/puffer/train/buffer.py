@@ -222,22 +222,26 @@ class Cursor:
     Args:
         sizes: the run's derived sizes.
         device: where index tensors go for the general (async) path.
+        blocks: the agents come in this many equal blocks of consecutive rows that each step
+            in lockstep (`puffer.train.env_buffers`); a reply of one whole block, or of every
+            agent, takes the fast path, whose indices are slices.
     """
 
-    def __init__(self, sizes: Sizes, device: torch.device):
+    def __init__(self, sizes: Sizes, device: torch.device, blocks: int = 1):
         self.sizes = sizes
         self.device = device
         self.scratch = sizes.segments
         self.capacity = sizes.chunks * sizes.horizon
         n = sizes.num_agents
+        self.blocks, self.block = blocks, n // blocks
         self.count = np.zeros(n, dtype=np.int64)
         self.finished = np.zeros(n, dtype=bool)
         self.prev_row = np.full(n, self.scratch, dtype=np.int64)
         self.prev_t = np.zeros(n, dtype=np.int64)
         self._all = np.arange(n)
-        # The count every agent has while all of them step together (lockstep), else None:
-        # the fast path then needs no pass over the per-agent arrays to know it.
-        self._common: int | None = 0
+        # The count every agent of each block has while they step together (lockstep), else
+        # None: the fast path then needs no pass over the per-agent arrays to know it.
+        self._common: list[int] | None = [0] * blocks
         self._all_finished = False  # finished.all(), kept so the lockstep path never scans
 
     def new_iteration(self) -> None:
@@ -246,7 +250,7 @@ class Cursor:
         self.finished[:] = False
         self.prev_row[:] = self.scratch
         self.prev_t[:] = 0
-        self._common = 0
+        self._common = [0] * self.blocks
         self._all_finished = False
 
     @property
@@ -254,9 +258,23 @@ class Cursor:
         """True once every agent filled its segments and got the reply to its last action."""
         return self._all_finished
 
-    def _lockstep(self, ids: np.ndarray) -> bool:
-        # The fast path: all agents received together and in step, so indices are slices.
-        return self._common is not None and len(ids) == self.sizes.num_agents
+    def finished_rows(self, ids: np.ndarray) -> bool:
+        """True when this reply is the last one of the iteration for `ids`: the iteration is
+        done, or `ids` is a block that got the reply to its last action (it then waits,
+        unsent, for the other blocks)."""
+        return self._all_finished or (self.blocks > 1 and bool(self.finished[ids[0]]))
+
+    def _lockstep(self, ids: np.ndarray) -> slice | None:
+        """The rows `ids` stands for when it is every agent or one block, in step: the fast
+        path. None otherwise (async replies, agents out of step)."""
+        common, n = self._common, len(ids)
+        if common is None:
+            return None
+        if n == self.sizes.num_agents:
+            return slice(0, n) if min(common) == max(common) else None
+        if self.blocks > 1 and n == self.block and int(ids[0]) % n == 0:
+            return slice(int(ids[0]), int(ids[0]) + n)
+        return None
 
     def reply_index(self, ids: np.ndarray) -> tuple[Index | None, Tensor | None]:
         """Index of the rows whose rewards/dones arrive now, and of the segments they close.
@@ -267,14 +285,16 @@ class Cursor:
             (row index for (S+1, T) arrays or None when no row waits for a reply, index into
             `next_values` of the segments that this step's values bootstrap, or None).
         """
-        horizon, n = self.sizes.horizon, self.sizes.num_agents
-        if self._lockstep(ids):
-            if self._common == self.capacity:
-                self.finished[:] = self._all_finished = True
-            start, t = int(self.prev_row[0]), int(self.prev_t[0])
+        horizon = self.sizes.horizon
+        agents = self._lockstep(ids)
+        if agents is not None:
+            if self._common[agents.start // self.block] == self.capacity:
+                self.finished[agents] = True
+                self._all_finished = bool(self.finished.all())
+            start, t = int(self.prev_row[agents.start]), int(self.prev_t[agents.start])
             if start == self.scratch:  # the iteration's first step: no row waits
                 return None, None
-            closing = None
+            n, closing = len(ids), None
             if t == horizon - 1:
                 closing = torch.arange(start, start + n, device=self.device)
             return (slice(start, start + n), t), closing
@@ -295,21 +315,24 @@ class Cursor:
             (len(ids),) bool tensor).
         """
         horizon, n = self.sizes.horizon, self.sizes.num_agents
-        if self._lockstep(ids) and self._common < self.capacity:
-            count = self._common
-            start, t = (count // horizon) * n, count % horizon
-            self.count += 1
-            self._common += 1
-            self.prev_row[:] = start + self._all
-            self.prev_t[:] = t
-            return (slice(start, start + n), t), t == 0
+        agents = self._lockstep(ids)
+        if agents is not None and self._common[agents.start // self.block] < self.capacity:
+            first, last = agents.start // self.block, agents.stop // self.block
+            count = self._common[first]
+            start, t = (count // horizon) * n + agents.start, count % horizon
+            self.count[agents] += 1
+            self._common[first:last] = [count + 1] * (last - first)
+            self.prev_row[agents] = start + self._all[: len(ids)]
+            self.prev_t[agents] = t
+            return (slice(start, start + len(ids)), t), t == 0
         count = self.count[ids]
         live = count < self.capacity
         rows_np = np.where(live, (count // horizon) * n + ids, self.scratch)
         t_np = np.where(live, count % horizon, 0)
         self.count[ids] = count + live
         self.prev_row[ids], self.prev_t[ids] = rows_np, t_np
-        if not (self._common == self.capacity and len(ids) == n):
+        common = self._common
+        if not (common is not None and min(common) == self.capacity and len(ids) == n):
             self._common = None  # agents out of step until the next iteration
         return (self._tensor(rows_np), self._tensor(t_np)), self._tensor(live & (t_np == 0))
 

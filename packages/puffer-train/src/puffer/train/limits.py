@@ -18,6 +18,7 @@ __all__ = ["LIMITS", "check_limits"]
 LIMITS: dict[tuple[str, str], tuple[int, str]] = {
     ("env", "num_envs"): (1 << 20, "agents or instances in one env"),
     ("vec", "num_instances"): (1 << 14, "env objects one vectorizer makes"),
+    ("vec", "num_buffers"): (1 << 8, "env buffers, each an env object with a thread"),
     ("policy", "hidden_size"): (1 << 16, "units per layer"),
     ("policy", "num_layers"): (1 << 10, "layers"),
     ("train", "horizon"): (1 << 20, "steps per segment"),

@@ -5,7 +5,8 @@ Data flow per iteration (the acting itself is `puffer.train.rollout.Rollout`):
     vecenv.recv() -> rewards/dones into the rows that acted last -> cut recurrent state,
       policy.forward_eval -> sample actions -> obs/actions/logprobs/values into this step's
       rows -> clip to the action space -> vecenv.send()
-    ... until every agent filled its segments (the last reply is held for the next iteration);
+    ... until every agent filled its segments (the last reply, or each env buffer's, is held
+    for the next iteration);
     then `train` (its phases are `puffer.train.update.Update`), per minibatch:
     puff_advantage(whole buffer) -> segment_priorities -> sample segments -> PPO loss -> step
 
@@ -165,7 +166,8 @@ class PuffeRL:
         # The rollout writes each step into a time-major twin; collect() hands the iteration to
         # `buffer`, which training reads segment by segment.
         self.step_buffer = self.buffer.time_major_twin()
-        self.cursor = Cursor(self.sizes, self.device)
+        # `EnvBuffers` replies one buffer of agents at a time, each in lockstep.
+        self.cursor = Cursor(self.sizes, self.device, getattr(vecenv, "num_buffers", 1))
         self.obs_writer = ObservationWriter(
             self.buffer.observations, CPU_OBS_GROUP if self.device.type == "cpu" else 1
         )
@@ -197,12 +199,14 @@ class PuffeRL:
             closing = self._store_reply(step)
             if closing is not None:
                 self.buffer.next_values[closing] = step.value
-            if self.cursor.done:
+            if self.cursor.finished_rows(step.ids):
+                # These rows are full: hold the reply unsent; the next iteration acts on it (with
+                # the other env buffers' last replies) with the updated policy.
+                self.rollout.hold(step)
+                if not self.cursor.done:
+                    continue
                 self.obs_writer.flush()
                 self.buffer.copy_steps_from(self.step_buffer)
-                # The iteration is full: hold this reply unsent; the next iteration acts on it with
-                # the updated policy.
-                self.rollout.hold(step)
                 # Acting time not yet counted (buffer stores, stats) is the rollout's too.
                 spent = self.times["env"] + self.times["rollout"] - timed
                 self.times["rollout"] += time.perf_counter() - start - spent

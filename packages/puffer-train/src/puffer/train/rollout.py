@@ -19,7 +19,9 @@ One step, as `Rollout` runs it:
 
 The policy's own action (unclipped, unscaled) is what the trainer stores; only the env sees
 the mapped one. `hold(step)` keeps a reply unsent (the trainer's iteration boundary: the next
-iteration acts on it with the updated policy); `held_state()` / `load_held_state()` carry it through a checkpoint.
+iteration acts on it with the updated policy; with `EnvBuffers` each buffer's last reply is
+held, and they are acted on as one step of every agent); `held_state()` / `load_held_state()`
+carry it through a checkpoint.
 """
 
 from __future__ import annotations
@@ -144,8 +146,8 @@ class Rollout:
         # The mask path is on only when the env provides legal-action masks.
         self.masked = getattr(vecenv, "action_masks", None) is not None
         self._nvec = _branch_sizes(space) if self.masked else None
-        self.held: Step | None = None
-        self._pinned: dict[str, Tensor] = {}
+        self._held: list[Step] = []
+        self._pinned: dict[tuple[str, int], Tensor] = {}
         self._graph: GraphedForward | None = None
         # Why the forward is (not) replayed from a CUDA graph; captured on the first full batch.
         self.graph_status = "off (cuda_graphs=False)"
@@ -156,7 +158,7 @@ class Rollout:
         """Start a reset of every env with `seed`; zero the recurrent state, drop a held step."""
         self.vecenv.async_reset(seed)
         self.state = self.policy.initial_state(self.num_agents, self.device)
-        self.held = None
+        self._held = []
 
     def zero_state(self) -> None:
         """Zero every row's recurrent state in place (a held step then acts from zeros)."""
@@ -168,18 +170,20 @@ class Rollout:
         start = time.perf_counter()
         obs, rewards, terminals, truncations, infos, ids, masks = self.vecenv.recv()
         self.times["env"] += time.perf_counter() - start
+        ids = np.asarray(ids)
+        first = int(ids[0])
         action_masks = None
         if self.masked:
             legal = self.vecenv.action_masks
             _check_legal(legal, masks, ids, self._nvec, self.vecenv)
-            action_masks = self.to_device("action_masks", legal)
+            action_masks = self.to_device("action_masks", legal, first)
         step = Step(
-            obs=self.to_device("obs", obs),
-            rewards=self.to_device("rewards", rewards),
-            terminals=self.to_device("terminals", terminals),
-            truncations=self.to_device("truncations", truncations),
-            masks=self.to_device("masks", masks),
-            ids=np.asarray(ids),
+            obs=self.to_device("obs", obs, first),
+            rewards=self.to_device("rewards", rewards, first),
+            terminals=self.to_device("terminals", terminals, first),
+            truncations=self.to_device("truncations", truncations, first),
+            masks=self.to_device("masks", masks, first),
+            ids=ids,
             infos=infos,
             action_masks=action_masks,
         )
@@ -264,26 +268,37 @@ class Rollout:
         return action
 
     def hold(self, step: Step) -> None:
-        """Keep `step` unsent; the next `take_held()` returns it for the (updated) policy.
+        """Keep `step` unsent; the next `take_held()` returns it (joined with the other steps
+        held since) for the (updated) policy.
 
         The cut state goes back to the rows (not the step's output, which a later policy
         recomputes), and the observations are copied out of the env's arrays.
         """
         self._scatter_state(step.ids, step.state)
-        self.held = Step(
-            obs=step.obs.clone(),
-            rewards=step.rewards,
-            terminals=step.terminals,
-            truncations=step.truncations,
-            masks=step.masks.clone(),
-            ids=step.ids.copy(),
-            infos=[],
-            action_masks=None if step.action_masks is None else step.action_masks.clone(),
+        self._held.append(
+            Step(
+                obs=step.obs.clone(),
+                rewards=step.rewards,
+                terminals=step.terminals,
+                truncations=step.truncations,
+                masks=step.masks.clone(),
+                ids=step.ids.copy(),
+                infos=[],
+                action_masks=None if step.action_masks is None else step.action_masks.clone(),
+            )
         )
+
+    @property
+    def held(self) -> Step | None:
+        """The steps held since the last `take_held()` as one step, rows in agent order (each
+        buffer's, with `EnvBuffers`), or None."""
+        if len(self._held) > 1:
+            self._held = [_joined(self._held)]
+        return self._held[0] if self._held else None
 
     def take_held(self) -> Step | None:
         """The held step with its state gathered afresh, or None; clears it."""
-        held, self.held = self.held, None
+        held, self._held = self.held, []
         if held is not None:
             # Its state was cut when it was held; the flags must not cut it again.
             held.terminals = torch.zeros_like(held.terminals)
@@ -310,30 +325,38 @@ class Rollout:
         self.state = tuple(s.to(self.device) for s in saved["state"])
         held = saved["held"]
         if held is None:
-            self.held = None
+            self._held = []
             return
         masks = held["masks"].to(self.device)
         no = torch.zeros_like(masks)
         action_masks = held.get("action_masks")
-        self.held = Step(
-            obs=held["obs"].to(self.device),
-            rewards=torch.zeros(masks.shape, device=self.device),
-            terminals=no,
-            truncations=no,
-            masks=masks,
-            ids=held["ids"].numpy(),
-            infos=[],
-            action_masks=None if action_masks is None else action_masks.to(self.device),
-        )
+        self._held = [
+            Step(
+                obs=held["obs"].to(self.device),
+                rewards=torch.zeros(masks.shape, device=self.device),
+                terminals=no,
+                truncations=no,
+                masks=masks,
+                ids=held["ids"].numpy(),
+                infos=[],
+                action_masks=None if action_masks is None else action_masks.to(self.device),
+            )
+        ]
 
-    def to_device(self, name: str, array: np.ndarray) -> Tensor:
-        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA."""
+    def to_device(self, name: str, array: np.ndarray, first_row: int = 0) -> Tensor:
+        """A zero-copy tensor view of an env array on CPU; through pinned memory to CUDA.
+
+        The pinned copy is kept per `name` and batch (`first_row`, its first agent row): a
+        buffer's reply held at an iteration's end is not synced before the next buffer's is
+        staged (`EnvBuffers`), so their asynchronous copies must not share host memory.
+        """
         tensor = torch.from_numpy(np.asarray(array))
         if self.device.type == "cpu":
             return tensor
-        pinned = self._pinned.get(name)
+        key = (name, first_row)
+        pinned = self._pinned.get(key)
         if pinned is None or pinned.shape != tensor.shape:
-            pinned = self._pinned[name] = torch.empty_like(tensor).pin_memory()
+            pinned = self._pinned[key] = torch.empty_like(tensor).pin_memory()
         pinned.copy_(tensor)
         return pinned.to(self.device, non_blocking=True)
 
@@ -342,8 +365,8 @@ class Rollout:
             return ()
         if len(step.ids) == self.num_agents:
             return self.state
-        index = torch.from_numpy(step.ids).to(self.device)
-        return tuple(s[index] for s in self.state)
+        rows = self._state_rows(step.ids)
+        return tuple(s[rows] for s in self.state)
 
     def _cut_state(self, step: Step, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         if not state:
@@ -359,9 +382,37 @@ class Rollout:
         if len(ids) == self.num_agents:
             self.state = tuple(state)
             return
-        index = torch.from_numpy(ids).to(self.device)
+        rows = self._state_rows(ids)
         for stored, s in zip(self.state, state, strict=True):
-            stored[index] = s
+            stored[rows] = s
+
+    def _state_rows(self, ids: np.ndarray) -> slice | Tensor:
+        """`ids` as rows of the state: a slice when they are consecutive (an env buffer's, a
+        zero-copy batch's), which reads a view and writes one copy instead of gathering and
+        scattering row by row; else an index tensor on the device."""
+        first, n = int(ids[0]), len(ids)
+        if int(ids[-1]) - first == n - 1 and bool((np.diff(ids) == 1).all()):
+            return slice(first, first + n)
+        return torch.from_numpy(ids).to(self.device)
+
+
+def _joined(steps: list[Step]) -> Step:
+    """Held steps (one per env buffer) as one step of their rows, in agent-row order."""
+    steps = sorted(steps, key=lambda step: int(step.ids[0]))
+
+    def cat(name: str) -> Tensor:
+        return torch.cat([getattr(step, name) for step in steps])
+
+    return Step(
+        obs=cat("obs"),
+        rewards=cat("rewards"),
+        terminals=cat("terminals"),
+        truncations=cat("truncations"),
+        masks=cat("masks"),
+        ids=np.concatenate([step.ids for step in steps]),
+        infos=[],
+        action_masks=None if steps[0].action_masks is None else cat("action_masks"),
+    )
 
 
 def _branch_sizes(space: spaces.Space) -> list[int]:

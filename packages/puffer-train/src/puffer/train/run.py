@@ -19,11 +19,12 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from puffer.core import APIUsageError, PufferError, WorkerError
+from puffer.core import APIUsageError, PufferError, WorkerError, env_creator
 from puffer.core import make as make_env
 from puffer.train import checkpoint as ckpt
 from puffer.train import distributed
 from puffer.train.config import Config, Sizes, load_config
+from puffer.train.env_buffers import EnvBuffers
 from puffer.train.limits import check_limits
 from puffer.train.metrics import JSONLSink, MetricsSink, truncate_jsonl
 from puffer.train.paths import RunPaths
@@ -65,9 +66,12 @@ class TrainResult:
 
 
 def make_vecenv(env_name: str, config: Config) -> Any:
-    """The env `config.vec` asks for: the env itself ('native') or a puffer.vector backend."""
+    """The env `config.vec` asks for: the env itself ('native'; split into `EnvBuffers` when
+    `vec.num_buffers` is above 1) or a puffer.vector backend."""
     vec, seed = config.vec, config.train.seed
     if vec.backend == "native":  # VecConfig refused more than one instance for it
+        if vec.num_buffers > 1:
+            return EnvBuffers(env_creator(env_name), vec.num_buffers, config.env_kwargs(), env_name)
         return make_env(env_name, **config.env_kwargs())
     import puffer.vector
 

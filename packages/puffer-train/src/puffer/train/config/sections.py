@@ -418,6 +418,13 @@ class VecConfig(Checked):
         at_least(0),
     )
     zero_copy: bool = spec(True, "async batches are fixed worker groups returned as views")
+    num_buffers: int = spec(
+        1,
+        "buffers a native env's agents are split into (env.num_envs / num_buffers instances "
+        "each): while one buffer's env steps on a background thread the next one's policy "
+        "forward runs; 1 steps every agent together",
+        at_least(1),
+    )
     worker_timeout: float = spec(
         30.0,
         "seconds a multiprocessing worker may show no heartbeat (stopped, hung) before the "
@@ -427,6 +434,13 @@ class VecConfig(Checked):
 
     def _check_together(self) -> None:
         if self.backend != "native":
+            if self.num_buffers != 1:
+                raise ConfigError(
+                    f"vec.num_buffers is {self.num_buffers} with vec.backend {self.backend!r}; "
+                    "buffers split a native env: a vectorizer's workers already step beside the "
+                    "policy, so set vec.instances_per_recv to num_instances / "
+                    f"{self.num_buffers} instead (or vec.num_buffers 1)"
+                )
             return
         if self.num_instances != 1:
             raise ConfigError(

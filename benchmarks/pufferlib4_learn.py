@@ -13,7 +13,10 @@ Rows per env and seed:
   agents, to its own budget (`ocean_learn.pufferlib_row`: its Serial backend steps every env
   object of the config in one process, one torch thread);
 - `bf16` (breakout only, reported where stored): the shipped config with the policy's passes in
-  bfloat16 (`benchmarks/configs/bf16_ENV.toml`), float32 master weights and optimizer.
+  bfloat16 (`benchmarks/configs/bf16_ENV.toml`), float32 master weights and optimizer;
+- `unmasked` (connect4 only, reported where stored): the pufferlib3 row with its legal-action
+  masks off (`train.action_masks = false`, `benchmarks/configs/unmasked_ENV.toml`), to compare
+  with PufferLib 3.0's trainer, which has no masks, on the same terms.
 
 Each run's curve (steps, score, steps/s, loss statistics; the first line its machine, date and
 the 1-minute load average before and after it) is stored as `--out/ENV/ROW/seedS.jsonl`, by
@@ -55,8 +58,12 @@ HERE = Path(__file__).parent
 PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` markers there
 ROWS = ("pufferlib4", "pufferlib3", "pl3")
 # Rows run for some envs only, reported where their curves are stored: `bf16`, the shipped config
-# with `train.precision = "bfloat16"` (configs/bf16_ENV.toml).
-EXTRA_ROWS = ("bf16",)
+# with `train.precision = "bfloat16"` (configs/bf16_ENV.toml); `unmasked`, the pufferlib3 row
+# with `train.action_masks = false` (configs/unmasked_ENV.toml).
+EXTRA_ROWS = ("bf16", "unmasked")
+# Pairs compared besides the first row against each other one: a row with masks against a
+# peer without them would measure the masks, not the trainers.
+ALSO_COMPARED = (("unmasked", "pl3"),)
 # The points of the budget each row's score is read at (of the env's smallest budget).
 FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
@@ -197,7 +204,9 @@ def report(args: argparse.Namespace) -> list[str]:
             )
         # The first stored row against each other one, each on its own line.
         names = list(at)
-        for first, other in ((names[0], name) for name in names[1:]):
+        pairs = [(names[0], name) for name in names[1:]]
+        pairs += [(a, b) for a, b in ALSO_COMPARED if a in at and b in at]
+        for first, other in pairs:
             verdicts = [_verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
             lines.append("")
             lines.append(

@@ -155,6 +155,35 @@ def test_mask_path_is_off_for_envs_without_masks() -> None:
     env.close()
 
 
+def test_action_masks_false_trains_connect4_on_every_action_as_pufferlib3() -> None:
+    # connect4 provides masks; with train.action_masks = false the trainer ignores them and the
+    # env's own rule judges an illegal move (a full column loses), as PufferLib 3.0's trainer.
+    from puffer.core import make
+
+    def illegal_rows(action_masks: bool) -> tuple[PuffeRL, int]:
+        env = make("connect4", num_envs=64)
+        config = TrainConfig(
+            horizon=32, minibatch_size=512, total_timesteps=4096, device="cpu", seed=3,
+            action_masks=action_masks,
+        )  # fmt: skip
+        trainer = PuffeRL(config, env, make_policy(PolicyConfig(hidden_size=16), env))
+        trainer.collect()
+        # A column whose top cell is filled in the stored observation is illegal there.
+        obs = trainer.buffer.observations.reshape(-1, 7, 6)
+        full = obs[..., 5] != 0
+        chosen = full.gather(-1, trainer.buffer.actions.reshape(-1, 1).long())
+        assert np.isfinite(trainer.train()["policy_loss"])
+        env.close()
+        return trainer, int(chosen.sum())
+
+    masked, illegal_masked = illegal_rows(True)
+    assert masked.rollout.masked and masked.buffer.action_masks is not None
+    assert illegal_masked == 0
+    unmasked, illegal_unmasked = illegal_rows(False)
+    assert not unmasked.rollout.masked and unmasked.buffer.action_masks is None
+    assert illegal_unmasked > 0
+
+
 def test_value_mask_trains_waiting_rows_value_but_not_their_policy() -> None:
     # Row 0 acted, row 1 waited for its turn: with a value mask of ones, the waiting row's
     # value gets a gradient toward its return, while its policy and entropy get none.

@@ -145,7 +145,13 @@ class PuffeRL:
         self.closed = False
 
         self.rollout = Rollout(
-            self.policy, vecenv, self.times, cfg.cuda_graphs, learn=True, precision=cfg.precision
+            self.policy,
+            vecenv,
+            self.times,
+            cfg.cuda_graphs,
+            learn=True,
+            precision=cfg.precision,
+            action_masks=cfg.action_masks,
         )
         self.reward_scaler = None
         if cfg.normalize_reward:

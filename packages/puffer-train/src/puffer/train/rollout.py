@@ -105,6 +105,9 @@ class Rollout:
             does not.
         precision: what the policy computes in (`train.precision`, `puffer.train.precision`);
             the step's params and value come out float32 either way.
+        action_masks: sample only legal actions where the env provides masks
+            (`train.action_masks`); False samples from every action and leaves an illegal one
+            to the env's rules.
 
     Example:
         >>> from puffer.core import make
@@ -127,6 +130,7 @@ class Rollout:
         cuda_graphs: bool = False,
         learn: bool = False,
         precision: str = "float32",
+        action_masks: bool = True,
     ):
         self.policy = policy
         self.learn, self.precision = learn, precision
@@ -144,7 +148,7 @@ class Rollout:
         )
         self.state = policy.initial_state(self.num_agents, self.device)
         # The mask path is on only when the env provides legal-action masks.
-        self.masked = getattr(vecenv, "action_masks", None) is not None
+        self.masked = action_masks and getattr(vecenv, "action_masks", None) is not None
         self._nvec = _branch_sizes(space) if self.masked else None
         self._held: list[Step] = []
         self._pinned: dict[tuple[str, int], Tensor] = {}

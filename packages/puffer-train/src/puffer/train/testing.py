@@ -39,8 +39,7 @@ def count_illegal_samples(
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     policy = make_policy(PolicyConfig(hidden_size=32), vecenv)
-    rollout = Rollout(policy, vecenv)
-    rollout.masked = masked
+    rollout = Rollout(policy, vecenv, action_masks=masked)
     rollout.reset(seed)
     illegal = total = 0
     for _ in range(positions):

@@ -141,6 +141,11 @@ class TrainConfig(Checked):
     vtrace_c_clip: float = spec(
         1.0, "V-trace c-bar: clip of the importance ratio in the trace", at_least(0)
     )
+    action_masks: bool = spec(
+        True,
+        "sample only the legal actions of an env that provides masks (connect4, board games); "
+        "false: every action, an illegal one judged by the env's rules (PufferLib 3.0's way)",
+    )
     sample_steps: bool = spec(
         False,
         "minibatches draw single steps rather than whole segments, as CleanRL shuffles them "

@@ -10,10 +10,10 @@
 #   OUT=DIR bash benchmarks/offline_gpu.sh run [JOB...]  # there, with .whl and .pl3gpu carried
 #
 # `run` builds ours (the CUDA kernels included) and PufferLib side by side, runs the CUDA tests
-# (kernels, graphs, flat buffers, bfloat16), then each JOB while time is left before END (epoch
+# (kernels, graphs of the rollout and the update, flat buffers, bfloat16), then each JOB while time is left before END (epoch
 # seconds; default now + 560): ROW:SEED of benchmarks/pufferlib4_learn.py on cuda (pufferlib4:
-# the shipped PufferNet config; pufferlib3: PufferLib 3.0's LSTM config on ours; pl3: PufferLib
-# 3.0's own trainer), or `profile` (benchmarks/profile_train.py's phases at both configs). The
+# the shipped PufferNet config; graphed: the same with `train.update_graph`; pufferlib3: PufferLib
+# 3.0's LSTM config on ours; pl3: PufferLib 3.0's own trainer), or `profile` (benchmarks/profile_train.py's phases at both configs). The
 # default order puts issue 59's acceptance rows first. Curves go to /tmp/learn, packed into
 # $OUT/learn.tar after each job with the table (`--report`) in $OUT/report.md; logs to $OUT.
 # On an H200 (2026-11-29): builds ~110 s, tests 30 s, ~80-105 s a breakout run at 1.3M steps/s.
@@ -43,7 +43,7 @@ run) shift ;;
 *) echo "usage: offline_gpu.sh prepare [PL3_DIR] | run [ROW:SEED...]" >&2; exit 2 ;;
 esac
 : "${OUT:?set OUT to the folder for logs and curves}"; PY=${PY:-python3}
-END=${END:-$(( $(date +%s) + 560 ))}; JOBS=${*:-pufferlib4:0 pl3:0 pufferlib3:0 profile pufferlib4:1 pufferlib4:2}
+END=${END:-$(( $(date +%s) + 560 ))}; JOBS=${*:-pufferlib4:0 graphed:0 pl3:0 pufferlib3:0 profile pufferlib4:1 pufferlib4:2}
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 T0=$(date +%s); t(){ echo "[$(( $(date +%s) - T0 )) s] $*"; }
 exec > >(tee -a "$OUT/main.log") 2>&1
@@ -64,7 +64,7 @@ t "ours built, rc $?"
 export PYTHONPATH=/tmp/site
 # Not xdist (pytest-benchmark's warning under it is an error here), not the pettingzoo tests.
 timeout 150 $PY -m pytest -q -o addopts="" --import-mode=importlib -p no:cacheprovider -p no:xdist -rs \
-  kernels/tests packages/puffer-train/tests/test_train_{graphs,kernels,policies,rollout,microbatch,diverged,flat,bf16,precision}.py \
+  kernels/tests packages/puffer-train/tests/test_train_{graphs,update_graph,kernels,policies,rollout,microbatch,diverged,flat,bf16,precision}.py \
   > "$OUT/tests.log" 2>&1
 t "CUDA tests rc $?: $(tail -1 "$OUT/tests.log")"
 wait $built; t "PufferLib built, rc $?"

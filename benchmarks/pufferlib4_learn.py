@@ -14,6 +14,9 @@ Rows per env and seed:
   object of the config in one process, one torch thread);
 - `bf16` (breakout only, reported where stored): the shipped config with the policy's passes in
   bfloat16 (`benchmarks/configs/bf16_ENV.toml`), float32 master weights and optimizer;
+- `graphed` (breakout only, for a GPU; reported where stored): the shipped config with each
+  minibatch's update replayed from one CUDA graph (`train.update_graph`,
+  `benchmarks/configs/graphed_ENV.toml`);
 - `unmasked` (connect4 only, reported where stored): the pufferlib3 row with its legal-action
   masks off (`train.action_masks = false`, `benchmarks/configs/unmasked_ENV.toml`), to compare
   with PufferLib 3.0's trainer, which has no masks, on the same terms.
@@ -59,8 +62,9 @@ PAGE = PAGES / "ocean.md"  # its table sits between the `pufferlib4_learn` marke
 ROWS = ("pufferlib4", "pufferlib3", "pl3")
 # Rows run for some envs only, reported where their curves are stored: `bf16`, the shipped config
 # with `train.precision = "bfloat16"` (configs/bf16_ENV.toml); `unmasked`, the pufferlib3 row
-# with `train.action_masks = false` (configs/unmasked_ENV.toml).
-EXTRA_ROWS = ("bf16", "unmasked")
+# with `train.action_masks = false` (configs/unmasked_ENV.toml); `graphed`, the shipped config
+# with `train.update_graph = true` (configs/graphed_ENV.toml).
+EXTRA_ROWS = ("bf16", "unmasked", "graphed")
 # Pairs compared besides the first row against each other one: a row with masks against a
 # peer without them would measure the masks, not the trainers.
 ALSO_COMPARED = (("unmasked", "pl3"),)

@@ -219,6 +219,10 @@ def _muon_step(t: _MuonTensors, group: dict) -> None:
 
     u = g + m is computed as u <- m, then u += g, and g + beta m as u <- m, u *= beta, u += g:
     float addition commutes, so these round exactly as g + m and g + beta * m do.
+
+    `group["lr"]` may be a 0-d tensor on the parameters' device (a captured update graph,
+    `puffer.train.update_graph`, reads its learning rate from one): then p <- p + u * (-lr),
+    where a number gives p <- p - lr * u in one pass.
     """
     beta = group["momentum"]
     if group["momentum_rule"] == "sum":
@@ -235,10 +239,19 @@ def _muon_step(t: _MuonTensors, group: dict) -> None:
         ortho = t.orthogonalize(t.matrices)
         for target, u, scale in zip(t.matrices, ortho, t.scales, strict=True):
             torch.mul(u.view(target.shape), scale, out=target)
+    lr = group["lr"]
+    if isinstance(lr, Tensor):
+        if group["weight_decay"]:
+            torch.mul(lr, -group["weight_decay"], out=t.factor).add_(1.0)
+            torch._foreach_mul_(t.params, t.factor)
+        torch.neg(lr, out=t.factor)
+        torch._foreach_mul_(t.updates, t.factor)
+        torch._foreach_add_(t.params, t.updates)
+        return
     if group["weight_decay"]:
-        t.factor.fill_(1 - group["lr"] * group["weight_decay"])
+        t.factor.fill_(1 - lr * group["weight_decay"])
         torch._foreach_mul_(t.params, t.factor)
-    torch._foreach_add_(t.params, t.updates, alpha=-group["lr"])
+    torch._foreach_add_(t.params, t.updates, alpha=-lr)
 
 
 class PufferMuon(torch.optim.Optimizer):

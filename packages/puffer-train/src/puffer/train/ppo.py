@@ -89,7 +89,7 @@ def minibatch_norms(
     return MinibatchNorms(adv_mean, adv_std, live, value_mask.sum().clamp(min=1))
 
 
-def importance_weights(probs: Tensor, idx: Tensor, beta: float) -> Tensor:
+def importance_weights(probs: Tensor, idx: Tensor, beta: float | Tensor) -> Tensor:
     """(N p_i)^(-beta) for the sampled segments `idx`; `probs` (N,) sums to 1. Returns (B,)."""
     return (probs.shape[0] * probs[idx]).pow(-beta)
 

@@ -178,7 +178,14 @@ class PuffeRL:
             self.buffer.observations, CPU_OBS_GROUP if self.device.type == "cpu" else 1
         )
         self.update = Update(
-            cfg, self.sizes, self.policy, self.optimizer, self.buffer, self.times, self.device
+            cfg,
+            self.sizes,
+            self.policy,
+            self.optimizer,
+            self.buffer,
+            self.times,
+            self.device,
+            graph=cfg.update_graph,
         )
         # The envs are reset by the first collect(), after a resume has had its say.
         self._started = False

@@ -6,6 +6,8 @@ per minibatch:
     minibatches left; computed once when `train.vtrace` and `train.refresh_values` are off)
   selection: priorities from them, a sampled minibatch, its importance weights and norms
   update: forward/backward passes over its microbatches, then one optimizer step
+  (on CUDA with `train.update_graph`, these three replayed from one captured graph:
+  `puffer.train.update_graph`)
 logging: the iteration's mean loss statistics, explained variance, learning rate and beta
 """
 
@@ -36,6 +38,7 @@ from puffer.train.ppo import (
     minibatch_norms,
 )
 from puffer.train.precision import compute, policy_outputs
+from puffer.train.update_graph import GraphedUpdate
 
 __all__ = ["CPU_MICROBATCH", "Minibatch", "Replay", "Update", "microbatch_segments"]
 
@@ -112,8 +115,12 @@ class Update:
         buffer: the iteration's segments (`PuffeRL.collect` fills it); the update writes the
             ratios (with `train.vtrace`) and the values (with `train.refresh_values`) of the
             rows it trains.
-        times: where the `forward`, `backward` and `optimizer` seconds accumulate.
+        times: where the `forward`, `backward` and `optimizer` seconds accumulate (a
+            replayed graph's minibatches are charged to none: their device time shows where
+            the host next waits).
         device: the training device.
+        graph: capture the minibatch update as a CUDA graph after the first iteration
+            (`train.update_graph`); `graph_status` says whether it is used, or why not.
     """
 
     def __init__(
@@ -125,6 +132,7 @@ class Update:
         buffer: RolloutBuffer,
         times: dict[str, float],
         device: torch.device,
+        graph: bool = False,
     ):
         self.cfg, self.sizes, self.policy, self.optimizer = cfg, sizes, policy, optimizer
         self.buffer, self.times, self.device = buffer, times, device
@@ -133,6 +141,13 @@ class Update:
         # Categorical policies on the CPU take the loss in one kernel pass (`minibatch_loss`);
         # False runs the torch graph (`ppo_loss` over the head's `logprob_entropy`), its reference.
         self.fused_loss = fused_loss_applies(policy.head, next(iter(policy.parameters())))
+        self.graphed: GraphedUpdate | None = None
+        self.graph_status = "off (update_graph=False)"
+        self._capture = False
+        if graph:
+            reason = GraphedUpdate.unavailable(device)
+            self._capture = reason is None
+            self.graph_status = reason or "eager until captured after the first iteration"
 
     def __call__(self, iteration: int) -> dict[str, float]:
         """Run the update of iteration `iteration` (0-based).
@@ -142,6 +157,24 @@ class Update:
             `prio_beta`; a NaN or infinity in them means the update diverged.
         """
         beta = self.schedule(iteration)
+        if self.graphed is not None:
+            return self.iteration_losses(*self.graphed(beta), beta)
+        if self._capture:
+            # The first iteration runs eagerly on a side stream (what a capture cannot do, such
+            # as cuBLAS's lazy set-up, happens there), the next is captured and replayed.
+            stream = torch.cuda.Stream(self.device)
+            stream.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(stream):
+                losses, keys = self.eager(beta)
+            torch.cuda.current_stream(self.device).wait_stream(stream)
+            self._capture = False
+            self.graphed, self.graph_status = GraphedUpdate.create(self, keys)
+            return losses
+        return self.eager(beta)[0]
+
+    def eager(self, beta: float) -> tuple[dict[str, float], list[str]]:
+        """The iteration's minibatches one kernel launch at a time; returns its losses (as
+        `__call__`) and the keys of its statistics."""
         replay = self.replay()
         totals: dict[str, Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
         # Without V-trace or refreshed values nothing the advantages read changes this iteration.
@@ -152,7 +185,7 @@ class Update:
                 advantages = self.advantages()
             minibatch = self.select_minibatch(replay, advantages, beta)
             self.update_minibatch(replay, minibatch, totals)
-        return self.iteration_losses(totals, advantages, beta)
+        return self.iteration_losses(totals, advantages, beta), list(totals)
 
     def schedule(self, iteration: int) -> float:
         """Set the learning rate of `iteration` (cosine-annealed when `train.anneal_lr`);
@@ -202,9 +235,12 @@ class Update:
             cfg.vtrace_c_clip,
         )
 
-    def select_minibatch(self, replay: Replay, advantages: Tensor, beta: float) -> Minibatch:
+    def select_minibatch(
+        self, replay: Replay, advantages: Tensor, beta: float | Tensor
+    ) -> Minibatch:
         """Sample a minibatch of rows by priority (`segment_priorities`, exponent
-        `train.prio_alpha`), without replacement, with its importance weights and norms."""
+        `train.prio_alpha`), without replacement, with its importance weights (exponent
+        `beta`, a number or a 0-d tensor) and norms."""
         row_advantages = advantages.view(-1, replay.span)
         probs = segment_priorities(row_advantages, self.cfg.prio_alpha)
         idx = torch.multinomial(probs, replay.per_minibatch, replacement=False)

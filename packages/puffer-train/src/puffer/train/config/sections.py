@@ -102,6 +102,11 @@ class TrainConfig(Checked):
     cuda_graphs: bool = spec(
         True, "on CUDA, replay the rollout forward of full batches from a CUDA graph"
     )
+    update_graph: bool = spec(
+        False,
+        "on CUDA, capture one minibatch's whole update (advantages, sampling, forward, loss, "
+        "backward, clip, optimizer step) as a CUDA graph after the first iteration and replay it",
+    )
     total_timesteps: int = spec(10_000_000, "agent steps to train for", at_least(1))
     batch_size: int = spec(
         0, "agent steps per iteration; 0 means num_agents * horizon", at_least(0)

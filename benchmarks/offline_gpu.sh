@@ -64,7 +64,7 @@ t "ours built, rc $?"
 export PYTHONPATH=/tmp/site
 # Not xdist (pytest-benchmark's warning under it is an error here), not the pettingzoo tests.
 timeout 150 $PY -m pytest -q -o addopts="" --import-mode=importlib -p no:cacheprovider -p no:xdist -rs \
-  kernels/tests packages/puffer-train/tests/test_train_{graphs,update_graph,kernels,policies,rollout,microbatch,diverged,flat,bf16,precision}.py \
+  kernels/tests packages/puffer-train/tests/test_train_{graphs,update_graph,env_buffers,kernels,policies,rollout,microbatch,diverged,flat,bf16,precision}.py \
   > "$OUT/tests.log" 2>&1
 t "CUDA tests rc $?: $(tail -1 "$OUT/tests.log")"
 wait $built; t "PufferLib built, rc $?"

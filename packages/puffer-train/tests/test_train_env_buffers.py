@@ -143,6 +143,10 @@ def test_the_held_replies_are_every_buffers_own(device: str) -> None:
         expected = np.concatenate([e.observations for e in env.envs])
         np.testing.assert_array_equal(held.obs.cpu().numpy(), expected)
         trainer.train()
+    # One buffer's reply is a full one: on CUDA its forward is replayed from a graph.
+    assert trainer.rollout.full_reply == 4
+    if device == "cuda":
+        assert trainer.rollout.graph_status == "captured"
     env.close()
 
 

@@ -6,8 +6,9 @@ GPU the host's kernel launches, not the math, set its pace. `GraphedForward` cap
 the captured (static) tensors, outputs are cloned out of them. Parameters are read in place, so
 optimizer steps and `load_state_dict` reach the graph without a new capture.
 
-It is used for full batches only (every agent in one reply: the shape that was captured); an
-async vecenv's partial batches and CPU devices run the eager forward. `GraphedForward.create`
+It is used for full replies only (the shape that was captured): every agent, or with
+`vec.num_buffers` one buffer's agents, the one graph serving each buffer in turn; an async
+vecenv's partial batches and CPU devices run the eager forward. `GraphedForward.create`
 returns None with the reason when a graph cannot be used, for the trainer to report.
 """
 

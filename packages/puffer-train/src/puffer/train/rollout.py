@@ -98,8 +98,10 @@ class Rollout:
             not closed here.
         times: a dict to add seconds spent in the env ("env") and the rest of acting (policy,
             sampling, state, transfers: "rollout") to.
-        cuda_graphs: on a CUDA device, replay the forward of full batches from a CUDA graph
-            (`puffer.train.graphs`); `graph_status` says whether it is used, or why not.
+        cuda_graphs: on a CUDA device, replay the forward of full replies from a CUDA graph
+            (`puffer.train.graphs`): every agent, or one `EnvBuffers` buffer's agents, the
+            graph then serving each buffer in turn; `graph_status` says whether it is used,
+            or why not.
         learn: merge each reply's observations into the policy's running statistics
             (`Policy.observe`) before acting on them; the trainer's rollout does, evaluation
             does not.
@@ -153,7 +155,9 @@ class Rollout:
         self._held: list[Step] = []
         self._pinned: dict[tuple[str, int], Tensor] = {}
         self._graph: GraphedForward | None = None
-        # Why the forward is (not) replayed from a CUDA graph; captured on the first full batch.
+        # The rows of a full reply: all agents, or one buffer's (EnvBuffers' lockstep blocks).
+        self.full_reply = self.num_agents // getattr(vecenv, "num_buffers", 1)
+        # Why the forward is (not) replayed from a CUDA graph; captured on the first full reply.
         self.graph_status = "off (cuda_graphs=False)"
         if cuda_graphs:
             self.graph_status = GraphedForward.unavailable(self.device) or "pending"
@@ -212,11 +216,12 @@ class Rollout:
             if self.learn:
                 self.policy.observe(step.obs, step.masks)
             with compute(self.precision, self.device):
-                if len(step.ids) == self.num_agents and self.graph_status == "pending":
+                full = len(step.ids) == self.full_reply
+                if full and self.graph_status == "pending":
                     self._graph, self.graph_status = GraphedForward.create(
                         self.policy, step.obs, step.state
                     )
-                if self._graph is not None and len(step.ids) == self.num_agents:
+                if self._graph is not None and full:
                     forward = self._graph
                 params, value, step.next_state = forward(step.obs, step.state)
                 if step.final_obs is not None:

@@ -65,9 +65,13 @@ ROWS = ("pufferlib4", "pufferlib3", "pl3")
 # with `train.action_masks = false` (configs/unmasked_ENV.toml); `graphed`, the shipped config
 # with `train.update_graph = true` (configs/graphed_ENV.toml).
 EXTRA_ROWS = ("bf16", "unmasked", "graphed")
-# Pairs compared besides the first row against each other one: a row with masks against a
-# peer without them would measure the masks, not the trainers.
+# Pairs compared besides the first row against each other one.
 ALSO_COMPARED = (("unmasked", "pl3"),)
+# Envs whose legal-action masks our rows use and PufferLib 3.0's trainer cannot: a row with
+# masks is compared only with rows with masks, a row without (`UNMASKED_ROWS`) only with rows
+# without, or the verdict would measure the masks, not the trainers.
+MASKED_ENVS = ("connect4",)
+UNMASKED_ROWS = ("pl3", "unmasked")
 # The points of the budget each row's score is read at (of the env's smallest budget).
 FRACTIONS = (0.25, 0.5, 1.0)
 # PufferLib 5.0's published scores (its prerelease status page), the time-to-score targets.
@@ -210,6 +214,8 @@ def report(args: argparse.Namespace) -> list[str]:
         names = list(at)
         pairs = [(names[0], name) for name in names[1:]]
         pairs += [(a, b) for a, b in ALSO_COMPARED if a in at and b in at]
+        if env in MASKED_ENVS:
+            pairs = [(a, b) for a, b in pairs if (a in UNMASKED_ROWS) == (b in UNMASKED_ROWS)]
         for first, other in pairs:
             verdicts = [_verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
             lines.append("")

@@ -103,22 +103,25 @@ def test_the_first_row_is_set_against_every_other_row(tmp_path: Path, benchmark_
     assert verdicts[1].endswith("+2 (Welch t 2.8, leads)")
 
 
-def test_an_unmasked_row_is_also_set_against_the_pl3_row(tmp_path: Path, benchmark_script) -> None:
-    # connect4's masks-off row is PufferLib 3.0's terms: it, not the masked row, meets pl3.
-    for row, score in (("pufferlib4", 0.9), ("pufferlib3", 0.8), ("pl3", 0.5), ("unmasked", 0.7)):
+def test_connect4_rows_meet_only_rows_on_their_side_of_the_masks(
+    tmp_path: Path, benchmark_script
+) -> None:
+    # connect4's masks-off row is PufferLib 3.0's terms: it, not a masked row, meets pl3.
+    rows = (("pufferlib4", 0.9), ("pufferlib3", 0.8), ("pl3", 0.5), ("unmasked", 0.7))
+    for row, score in rows:
         for seed in (0, 1):
-            _store(tmp_path / f"pong/{row}/seed{seed}.jsonl", 1_000,
+            _store(tmp_path / f"connect4/{row}/seed{seed}.jsonl", 1_000,
                    [(1_000, score + seed / 100)], seed=seed)  # fmt: skip
     learn = benchmark_script("pufferlib4_learn")
     args = argparse.Namespace(
-        envs=["pong"], rows=list(learn.ROWS), seeds=[0, 1], out=str(tmp_path), targets=None
+        envs=["connect4"], rows=list(learn.ROWS), seeds=[0, 1], out=str(tmp_path), targets=None
     )
     lines = learn.report(args)
-    assert [line.split(" | ")[1] for line in lines if line.startswith("| pong")] == [
+    assert [line.split(" | ")[1] for line in lines if line.startswith("| connect4")] == [
         "pufferlib4", "pufferlib3", "pl3", "unmasked",
     ]  # fmt: skip
     verdicts = [line.split(" at ")[0] for line in lines if " against " in line]
-    assert verdicts[-1] == "pong, unmasked against pl3"
+    assert verdicts == ["connect4, pufferlib4 against pufferlib3", "connect4, unmasked against pl3"]
     assert lines[-1].endswith("+0.2 (Welch t 28.3, leads)")
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "docs" / "results"
 # Each script whose `--write` puts its table into a results page, and the markers' name there.
 # The envs of the PufferNet learning table, as the page's command names them.
-LEARNING_TABLE_ENVS = ("breakout", "cartpole", "connect4", "memory", "pong", "squared")
+LEARNING_TABLE_ENVS = ("breakout", "cartpole", "connect4", "memory", "pong", "snake", "squared")
 WRITERS = {
     "pufferlib4_learn": "ocean.md",
     "ocean_learn": "ocean.md",

@@ -220,6 +220,8 @@ def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     horizon = int(flags[flags.index("--train.horizon") + 1])
     flags = [*flags, "--env.num-envs", str(agents), "--train.device", "cpu"]
     flags += ["--train.minibatch-size", str(agents * horizon), "--train.torch-threads", "1"]
+    # PufferLib 3.0's policies are ours of the default network (breakout ships PufferNet).
+    flags += ["--policy.network", "default"]
     if policy_kind == "mlp":
         flags += ["--policy.recurrent", "none"]
     config = load_config(env, overrides=flags)

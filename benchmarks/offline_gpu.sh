@@ -10,12 +10,14 @@
 #   OUT=DIR bash benchmarks/offline_gpu.sh run [JOB...]  # there, with .whl and .pl3gpu carried
 #
 # `run` builds ours (the CUDA kernels included) and PufferLib side by side, runs the CUDA tests
-# (kernels, graphs of the rollout and the update, flat buffers, bfloat16), then each JOB while time is left before END (epoch
-# seconds; default now + 560): ROW:SEED of benchmarks/pufferlib4_learn.py on cuda (pufferlib4:
-# the shipped PufferNet config; graphed: the same with `train.update_graph`; pufferlib3: PufferLib
-# 3.0's LSTM config on ours; pl3: PufferLib 3.0's own trainer), or `profile` (benchmarks/profile_train.py's phases at both configs). The
-# default order puts issue 59's acceptance rows first. Curves go to /tmp/learn, packed into
-# $OUT/learn.tar after each job with the table (`--report`) in $OUT/report.md; logs to $OUT.
+# (kernels, graphs of the rollout and the update, flat buffers, bfloat16), then each JOB while
+# time is left before END (epoch seconds; default now + 560): ROW:SEED of
+# benchmarks/pufferlib4_learn.py on cuda (pufferlib4: the shipped PufferNet config; graphed:
+# the same with `train.update_graph`; pufferlib3: PufferLib 3.0's LSTM config on ours; pl3:
+# PufferLib 3.0's own trainer), or `profile` (benchmarks/profile_train.py's phases at both
+# configs). The default order puts issue 59's acceptance rows first. Curves go to /tmp/learn,
+# packed into $OUT/learn.tar after each job with the table (`--report`) in $OUT/report.md; logs
+# to $OUT.
 # On an H200 (2026-11-29): builds ~110 s, tests 30 s, ~80-105 s a breakout run at 1.3M steps/s.
 set -u
 case "${1:-}" in

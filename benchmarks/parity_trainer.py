@@ -125,9 +125,19 @@ class StepCapture:
             raise SystemExit(f"train() took {self.steps} optimizer steps; this harness needs 1")
         model.double()  # the optimizer keeps its parameters: .double() converts them in place
         model.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        if hasattr(self.optimizer, "flat"):
+            # Ours steps flat buffers, which .double() left behind: a new one over the
+            # float64 parameters, at the same settings, re-points them into its own buffers.
+            params = [p for p in model.parameters() if p.requires_grad]
+            self.optimizer = type(self.optimizer)(params, **self.optimizer.defaults)
+            self.step = self.optimizer.step
         before = {k: v.clone() for k, v in model.state_dict().items()}
         for name, param in model.named_parameters():
-            param.grad = torch.as_tensor(grads[name]).to(torch.float64)
+            grad = torch.as_tensor(grads[name]).to(torch.float64)
+            if param.grad is None:
+                param.grad = grad
+            else:
+                param.grad.copy_(grad)  # a flat optimizer's gradient is a view: fill it
         self.optimizer.load_state_dict(self.state)
         for settings in self.optimizer.param_groups:
             settings.update(group)
@@ -220,8 +230,6 @@ def _our_trainer(env: str, flags: list[str], policy_kind: str, agents: int):
     horizon = int(flags[flags.index("--train.horizon") + 1])
     flags = [*flags, "--env.num-envs", str(agents), "--train.device", "cpu"]
     flags += ["--train.minibatch-size", str(agents * horizon), "--train.torch-threads", "1"]
-    # PufferLib 3.0's policies are ours of the default network (breakout ships PufferNet).
-    flags += ["--policy.network", "default"]
     if policy_kind == "mlp":
         flags += ["--policy.recurrent", "none"]
     config = load_config(env, overrides=flags)

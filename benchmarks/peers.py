@@ -107,7 +107,8 @@ _SAME = (
 
 def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
     """`puffer train` overrides that run PufferLib's config on ours: every [train] value,
-    its agent count (env.num_envs x vec.num_envs), its env parameters, LSTM or not."""
+    its agent count (env.num_envs x vec.num_envs), its env parameters, LSTM or not, on our
+    default network whatever the shipped TOML sets."""
     train, env, vec = config["train"], config["env"], config["vec"]
     base, rnn = config["base"], config.get("rnn", {})
     overrides = {f"train.{key}": train[key] for key in _SAME if key in train}
@@ -117,7 +118,10 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
     overrides["train.batch_size"] = 0 if batch == "auto" else batch
     overrides["train.optimizer"] = train["optimizer"]
     if train["optimizer"] == "muon":
+        # heavyball's Muon averages its momentum (our 'average'); a shipped TOML may say 4.0's.
         overrides["train.muon_momentum"] = train["adam_beta1"]
+        overrides["train.muon_momentum_rule"] = "average"
+    overrides["train.replay_ratio"] = 0  # 3.0 counts update_epochs passes
     overrides["train.reward_clip"] = 1.0
     overrides["train.refresh_values"] = True
     agents = int(env.get("num_envs", 1)) * int(vec.get("num_envs", 1))
@@ -129,6 +133,10 @@ def ours_from_pufferlib(config: dict[str, dict[str, object]]) -> list[str]:
     if hidden is not None:
         overrides["policy.hidden_size"] = hidden
     overrides["policy.init"] = "pufferlib"
+    # 3.0's policies are an MLP encoder with an LSTM or none: our default network, whatever
+    # the shipped TOML picks (breakout's is PufferNet on a MinGRU).
+    overrides["policy.network"] = "default"
+    overrides["policy.recurrent"] = "none"
     if base.get("rnn_name") not in (None, "None"):
         overrides["policy.recurrent"] = "lstm"
         if rnn.get("hidden_size") is not None:

@@ -151,6 +151,9 @@ def test_with_params_applies_a_suggestion_and_quotes_the_base_value() -> None:
     tuned = config.with_params({"train.learning_rate": 0.01, "train.horizon": 32.0})
     assert tuned.train.learning_rate == 0.01 and tuned.train.horizon == 32
     assert config.with_params({"env.max_steps": 9}).env.max_steps == 9
+    # A log scale's point for an int key (total_timesteps searched on a log scale) is rounded.
+    budget = config.with_params({"train.total_timesteps": 285872.07}).train.total_timesteps
+    assert budget == 285872 and isinstance(budget, int)
     with pytest.raises(ConfigError, match="not a config key"):
         config.with_params({"train.nope": 1})
     with pytest.raises(ConfigError, match=r"--train.gamma is 5.0; .*; default 0.99$"):

@@ -28,6 +28,7 @@ from puffer.train.config.keys import (
     Key,
     field_help,
     flag,
+    form,
     refuse_renamed,
     type_text,
 )
@@ -167,7 +168,9 @@ class Config:
 
     def with_params(self, params: Mapping[str, Any]) -> Config:
         """A copy with dotted `section.key` values replaced, e.g. a sweep's suggestion; an error
-        quotes this config's value as the default.
+        quotes this config's value as the default. A float for an int key (a point of a
+        continuous scale, e.g. `total_timesteps` searched on a log scale) is rounded to the
+        nearest int.
 
         Raises:
             ConfigError: A key is unknown, or a value has the wrong type or is out of range.
@@ -179,7 +182,10 @@ class Config:
             refuse_renamed(section, key, f"sweep parameter {name!r}")
             if section not in changes or (section, key) not in known:
                 raise ConfigError(f"sweep parameter {name!r} is not a config key; fix [sweep]")
-            changes[section][key] = known[section, key].parse(key, value, flag((section, key)))
+            entry = known[section, key]
+            if isinstance(value, float) and form(entry.hint)[0] is int:
+                value = round(value)  # a continuous scale's point (log, linear) on an int key
+            changes[section][key] = entry.parse(key, value, flag((section, key)))
         sections = {
             name: dataclasses.replace(getattr(self, name), **changes[name])
             for name in TYPED_SECTIONS

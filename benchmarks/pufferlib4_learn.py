@@ -65,8 +65,9 @@ ROWS = ("pufferlib4", "pufferlib3", "pl3")
 # with `train.action_masks = false` (configs/unmasked_ENV.toml); `graphed`, the shipped config
 # with `train.update_graph = true` (configs/graphed_ENV.toml).
 EXTRA_ROWS = ("bf16", "unmasked", "graphed")
-# Pairs compared besides the first row against each other one.
-ALSO_COMPARED = (("unmasked", "pl3"),)
+# Pairs compared besides the first row against each other one: our trainer against PufferLib
+# 3.0's at the same config (pufferlib3 against pl3, with masks off on both sides for connect4).
+ALSO_COMPARED = (("pufferlib3", "pl3"), ("unmasked", "pl3"))
 # Envs whose legal-action masks our rows use and PufferLib 3.0's trainer cannot: a row with
 # masks is compared only with rows with masks, a row without (`UNMASKED_ROWS`) only with rows
 # without, or the verdict would measure the masks, not the trainers.

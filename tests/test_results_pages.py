@@ -112,3 +112,37 @@ def test_every_test_the_fault_table_names_exists() -> None:
                 assert f"def {match.group(2)}(" in sources[file], f"{file}::{match.group(2)}"
                 named += 1
     assert named >= 30, f"only {named} tests named: the table's format changed"
+
+
+def test_the_sweep_table_in_the_readme_is_what_the_committed_store_gives(benchmark_script) -> None:
+    script = benchmark_script("sweep_breakout")
+    table = script.report(script.STORE)
+    assert len(table) >= 2 + 3, "the committed sweep holds fewer than 3 finished runs"
+    assert benchmark_script("results_page").table_in(script.PAGE, "sweep_breakout") == table
+
+
+def test_the_sweep_table_puts_the_quickest_to_the_last_target_first(
+    tmp_path: Path, benchmark_script
+) -> None:
+    script = benchmark_script("sweep_breakout")
+    from puffer.sweep import RunRecord, SweepStore
+
+    store = SweepStore(tmp_path / "sweep.jsonl")
+    store.open(list(script.COLUMNS))
+    params = dict.fromkeys(script.COLUMNS, 0.5) | {"train.total_timesteps": 5e7}
+    # run 0 reaches 800 at 200 s, run 1 at 100 s, run 2 never (but scores higher than run 3).
+    curves = {
+        0: [(1e7, 500.0, 100.0), (2e7, 810.0, 200.0)],
+        1: [(1e7, 820.0, 100.0)],
+        2: [(1e7, 450.0, 100.0)],
+        3: [(1e7, 100.0, 100.0)],
+    }
+    for run_id, curve in curves.items():
+        score = curve[-1][1]
+        store.append(RunRecord(run_id, params, score, 300.0, curve=curve))
+    store.append(RunRecord(4, params, None, 1.0, status="failed", error="boom"))
+    table = script.report(store.path)
+    assert [line.split(" | ")[0] for line in table[2:]] == ["| 1", "| 0", "| 2", "| 3"]
+    assert table[2].endswith("| 10.0M steps, 1.7 min | 10.0M steps, 1.7 min |")
+    assert table[4].endswith("| 10.0M steps, 1.7 min | not reached |")
+    assert script.first_reached(store.open(list(script.COLUMNS))[0], 800.0) == (2e7, 200.0)

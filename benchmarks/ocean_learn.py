@@ -32,8 +32,10 @@ time.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -92,6 +94,13 @@ pufferl.train(env)
 )
 
 
+def die_with_parent() -> None:
+    """A trainer's `preexec_fn`: on Linux the child gets SIGTERM when this process dies
+    (`PR_SET_PDEATHSIG`), so a driver killed mid-run leaves no trainer running on its cores."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
 def run_pufferlib(
     python: Path,
     env: str,
@@ -113,7 +122,7 @@ def run_pufferlib(
             [str(python), "-c", PUFFERLIB_SCRIPT, f"puffer_{env}", str(seed), str(threads),
              str(steps), str(objects), device],
             cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
-            stdout=subprocess.PIPE, stderr=err, text=True,
+            stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=die_with_parent,
         ) as child, open(partial, "w") as log:  # fmt: skip
             for line in child.stdout:
                 if not line.startswith("ROW "):
@@ -162,7 +171,7 @@ def run_ours(
             [sys.executable, "-m", "puffer.cli", "train", env, "--no-dashboard", *flags,
              "--train.seed", str(seed), "--train.torch-threads", str(threads),
              "--train.data-dir", data_dir, "--train.device", device],
-            capture_output=True, text=True,
+            capture_output=True, text=True, preexec_fn=die_with_parent,
         )  # fmt: skip
         wall = time.time() - start
         if done.returncode != 0:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,40 @@ def test_a_short_budget_stores_both_curves_and_the_table(tmp_path: Path) -> None
     # A stored run is not run again: the second call only prints the table.
     again = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "pufferlib squared seed 0" not in again.stdout
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is alive and not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_killed_driver_leaves_no_trainer_running() -> None:
+    # The learning drivers start each trainer with ocean_learn.die_with_parent; a driver killed
+    # mid-run (SIGKILL: no cleanup of its own runs) must not leave the trainer on the cores.
+    driver = (
+        f"import subprocess, sys, time; sys.path.insert(0, {str(SCRIPT.parent)!r})\n"
+        "from ocean_learn import die_with_parent\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+        "                         preexec_fn=die_with_parent)\n"
+        "print(child.pid, flush=True); time.sleep(120)\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", driver], stdout=subprocess.PIPE, text=True
+    ) as parent:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert _running(child)
+        parent.kill()
+    for _ in range(100):
+        if not _running(child):
+            break
+        time.sleep(0.1)
+    assert not _running(child), f"the trainer ({child}) outlived its killed driver"
 
 
 PARITY4 = SCRIPT.with_name("parity_pufferlib4.py")

@@ -44,9 +44,24 @@ COLUMNS = {
 
 
 def load_runs(store: Path) -> list[RunRecord]:
-    """The store's runs, in the order they finished."""
-    header = json.loads(store.read_text(encoding="utf-8").splitlines()[0])
-    return SweepStore(store).open(header["params"])
+    """The store's runs, in the order they finished.
+
+    Raises:
+        SystemExit: `store` is missing or is not a `puffer sweep` store (its first line is
+            not a `{"format": "puffer-sweep/...", "params": [...]}` header).
+    """
+    lines = store.read_text(encoding="utf-8").splitlines() if store.is_file() else []
+    try:
+        header = json.loads(lines[0])
+        names = header["params"]
+        if not str(header["format"]).startswith("puffer-sweep/") or not isinstance(names, list):
+            raise ValueError
+    except (IndexError, ValueError, KeyError, TypeError):
+        raise SystemExit(
+            f"{store} is not a puffer sweep store: give the sweep.jsonl in its sweep folder, "
+            "e.g. experiments/breakout/sweep-wall/sweep.jsonl"
+        ) from None
+    return SweepStore(store).open(names)
 
 
 def first_reached(run: RunRecord, target: float) -> tuple[float, float] | None:

@@ -146,3 +146,15 @@ def test_the_sweep_table_puts_the_quickest_to_the_last_target_first(
     assert table[2].endswith("| 10.0M steps, 1.7 min | 10.0M steps, 1.7 min |")
     assert table[4].endswith("| 10.0M steps, 1.7 min | not reached |")
     assert script.first_reached(store.open(list(script.COLUMNS))[0], 800.0) == (2e7, 200.0)
+
+
+def test_the_sweep_table_refuses_a_file_that_is_not_a_sweep_store(
+    tmp_path: Path, benchmark_script
+) -> None:
+    script = benchmark_script("sweep_breakout")
+    for name, text in (("metrics.jsonl", '{"step": 1}\n'), ("empty.jsonl", "")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(SystemExit, match="is not a puffer sweep store"):
+            script.load_runs(tmp_path / name)
+    with pytest.raises(SystemExit, match="is not a puffer sweep store"):
+        script.load_runs(tmp_path / "missing.jsonl")

@@ -86,7 +86,9 @@ def test_each_row_gives_the_steps_and_training_time_to_each_target(
     assert table["pl3"][3] == "-"  # nothing logged by 1k steps (25 % of the smaller budget)
 
 
-def test_the_first_row_is_set_against_every_other_row(tmp_path: Path, benchmark_script) -> None:
+def test_the_first_row_is_set_against_every_other_row_and_ours_against_pl3(
+    tmp_path: Path, benchmark_script
+) -> None:
     for row, score in (("pufferlib4", 3.0), ("pufferlib3", 2.0), ("pl3", 1.0)):
         for seed in (0, 1):
             _store(tmp_path / f"pong/{row}/seed{seed}.jsonl", 1_000,
@@ -99,8 +101,10 @@ def test_the_first_row_is_set_against_every_other_row(tmp_path: Path, benchmark_
     assert [line.split(" at ")[0] for line in verdicts] == [
         "pong, pufferlib4 against pufferlib3",
         "pong, pufferlib4 against pl3",
+        "pong, pufferlib3 against pl3",  # our trainer against PufferLib 3.0's, same config
     ]
     assert verdicts[1].endswith("+2 (Welch t 2.8, leads)")
+    assert verdicts[2].endswith("+1 (Welch t 1.4, matches)")
 
 
 def test_connect4_rows_meet_only_rows_on_their_side_of_the_masks(

@@ -12,7 +12,7 @@ Per run the table gives the suggestion, the final score, the run's wall time (st
 included) and the steps and wall time at which its curve first reached each of `TARGETS`;
 runs that reach the last target come first, the quickest first, then the rest by final score.
 
-    uv run puffer sweep breakout --config benchmarks/configs/sweep_breakout.toml --name wall --sweep.max-runs 8 --train.torch-threads 1
+    uv run puffer sweep breakout --config benchmarks/configs/sweep_breakout.toml --name wall --train.torch-threads 1
     uv run python benchmarks/sweep_breakout.py --import experiments/breakout/sweep-wall/sweep.jsonl
     uv run python benchmarks/sweep_breakout.py --report --write
 """
@@ -20,26 +20,26 @@ runs that reach the last target come first, the quickest first, then the rest by
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 from pathlib import Path
 
 from results_page import write_table
 
-from puffer.sweep import RunRecord, SweepStore
+from puffer.sweep import RunRecord, SweepStore, SweepStoreError
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "benchmarks" / "results" / "sweep" / "breakout_wall.jsonl"
 PAGE = ROOT / "README.md"  # the table sits between its `sweep_breakout` markers
 # Scores timed on the way: half the game, and the acceptance bar of "solved" (of 864).
 TARGETS = (400.0, 800.0)
-# The searched parameters as the table's columns, with their format.
+# The searched parameters in the sweep's order (its store's header) as the table's columns,
+# with their format.
 COLUMNS = {
-    "train.total_timesteps": ("budget", lambda v: f"{v / 1e6:.1f}M"),
     "train.learning_rate": ("learning rate", lambda v: f"{v:.3g}"),
     "train.gamma": ("gamma", lambda v: f"{v:.4f}"),
     "train.gae_lambda": ("lambda", lambda v: f"{v:.3f}"),
     "train.ent_coef": ("ent_coef", lambda v: f"{v:.2g}"),
+    "train.total_timesteps": ("budget", lambda v: f"{v / 1e6:.1f}M"),
 }
 
 
@@ -47,21 +47,17 @@ def load_runs(store: Path) -> list[RunRecord]:
     """The store's runs, in the order they finished.
 
     Raises:
-        SystemExit: `store` is missing or is not a `puffer sweep` store (its first line is
-            not a `{"format": "puffer-sweep/...", "params": [...]}` header).
+        SystemExit: `store` is missing or empty, or `SweepStore` refuses it (not a sweep's
+            store, or one over other parameters than `COLUMNS`).
     """
-    lines = store.read_text(encoding="utf-8").splitlines() if store.is_file() else []
+    hint = "give the sweep.jsonl in its sweep folder, e.g. experiments/breakout/sweep-wall/"
+    if not store.is_file() or store.stat().st_size == 0:
+        raise SystemExit(f"{store} is not a puffer sweep store: {hint}")
     try:
-        header = json.loads(lines[0])
-        names = header["params"]
-        if not str(header["format"]).startswith("puffer-sweep/") or not isinstance(names, list):
-            raise ValueError
-    except (IndexError, ValueError, KeyError, TypeError):
-        raise SystemExit(
-            f"{store} is not a puffer sweep store: give the sweep.jsonl in its sweep folder, "
-            "e.g. experiments/breakout/sweep-wall/sweep.jsonl"
-        ) from None
-    return SweepStore(store).open(names)
+        return SweepStore(store).open(list(COLUMNS))
+    except SweepStoreError as error:
+        message = f"{store} is not a puffer sweep store of this search ({error}): {hint}"
+        raise SystemExit(message) from None
 
 
 def first_reached(run: RunRecord, target: float) -> tuple[float, float] | None:
@@ -106,9 +102,17 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help=f"also write it into {PAGE}")
     args = parser.parse_args()
     if args.imported is not None:
-        load_runs(args.imported)  # refuses a store that is not a sweep's
+        # Checked as a copy: SweepStore trims a cut-short last line, which must not touch the
+        # file given, nor the committed store if the file is refused.
         args.store.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(args.imported, args.store)
+        copy = args.store.with_suffix(".importing")
+        shutil.copyfile(args.imported, copy)
+        try:
+            load_runs(copy)
+        except SystemExit:
+            copy.unlink()
+            raise
+        copy.replace(args.store)
         print(f"stored {args.imported} as {args.store}")
     table = report(args.store)
     print("\n".join(table))

@@ -30,8 +30,8 @@ import statistics
 from pathlib import Path
 
 from ocean_learn import load, score_at
-from pufferlib4_learn import _machines, _steps, budget_of, curve_of, store
-from results_page import PAGES, write_table
+from pufferlib4_learn import _steps, budget_of, curve_of, store
+from results_page import PAGES, machines, write_table
 
 from puffer.cli.bench import record
 
@@ -83,10 +83,8 @@ def report(args: argparse.Namespace) -> list[str]:
         cells.append(_gap([s for s in ends if s is not None], mean, stderr))
         sps = statistics.median(p["sps"] for _, c in runs for p in c)
         seeds = ", ".join(str(m["seed"]) for m, _ in runs)
-        machines = _machines([m for m, _ in runs])
-        lines.append(
-            f"| {game} | {base} | {seeds} | {' | '.join(cells)} | {sps:,.0f} | {machines} |"
-        )
+        where = machines([m for m, _ in runs])
+        lines.append(f"| {game} | {base} | {seeds} | {' | '.join(cells)} | {sps:,.0f} | {where} |")
     return lines
 
 

@@ -53,7 +53,7 @@ from pathlib import Path
 
 from ocean_learn import LOSSES, load, name_the_gpu, pufferlib_row, run_ours, score_at
 from peers import pufferlib_config, pufferlib_python
-from results_page import PAGES, write_table
+from results_page import PAGES, machines, mean_sd, verdict, write_table
 
 from puffer.cli.bench import record
 
@@ -197,19 +197,19 @@ def report(args: argparse.Namespace) -> list[str]:
                 [s for _, curve in runs if (s := score_at(curve, fraction * budget)) is not None]
                 for fraction in FRACTIONS
             ]
-            cells = [_mean_sd(scores) for scores in at[row]]
+            cells = [mean_sd(scores) for scores in at[row]]
             own = min(meta["budget"] for meta, _ in runs)
             ends = [s for _, c in runs if (s := score_at(c, own)) is not None]
             # Each seed's end too: a mean hides one seed of three stuck where the others solve.
-            each = ", ".join(_mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
-            cells.append(f"{_mean_sd(ends)} at {_steps(own)} ({each})")
+            each = ", ".join(mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
+            cells.append(f"{mean_sd(ends)} at {_steps(own)} ({each})")
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
             cells.extend(_to_target([curve for _, curve in runs], target) for target in targets)
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
-            machines = _machines([meta for meta, _ in runs])
+            where = machines([meta for meta, _ in runs])
             seeds = ", ".join(str(m["seed"]) for m, _ in runs)
             lines.append(
-                f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {machines} |"
+                f"| {env} | {row} | {seeds} | {' | '.join(cells)} | {sps / 1e3:.0f}k | {where} |"
             )
         # The first stored row against each other one, each on its own line.
         names = list(at)
@@ -218,7 +218,7 @@ def report(args: argparse.Namespace) -> list[str]:
         if env in MASKED_ENVS:
             pairs = [(a, b) for a, b in pairs if (a in UNMASKED_ROWS) == (b in UNMASKED_ROWS)]
         for first, other in pairs:
-            verdicts = [_verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
+            verdicts = [verdict(a, b) for a, b in zip(at[first], at[other], strict=True)]
             lines.append("")
             lines.append(
                 f"{env}, {first} against {other} at 25 / 50 / 100 %: " + "; ".join(verdicts)
@@ -238,39 +238,10 @@ def _theirs(env: str, target: float) -> str:
     return ""
 
 
-def _verdict(a: list[float], b: list[float]) -> str:
-    """The difference of two rows' mean scores, its Welch t, and 'leads' / 'trails' where the
-    rows' mean ± sd ranges do not overlap (outside seed noise), else 'matches'."""
-    if len(a) < 2 or len(b) < 2:
-        return "fewer than 2 seeds"
-    (ma, sa), (mb, sb) = (
-        (statistics.mean(a), statistics.stdev(a)),
-        (statistics.mean(b), statistics.stdev(b)),
-    )
-    spread = (sa**2 / len(a) + sb**2 / len(b)) ** 0.5
-    t = f"Welch t {(ma - mb) / spread:.1f}" if spread > 0 else "no spread"
-    word = "leads" if ma - sa > mb + sb else "trails" if ma + sa < mb - sb else "matches"
-    return f"{ma - mb:+.3g} ({t}, {word})"
-
-
 def _runs(folder: Path, seeds: list[int]) -> list[tuple[dict, list[dict]]]:
     """The stored (meta, curve) of each of `seeds` that has a curve file in `folder`."""
     paths = [folder / f"seed{s}.jsonl" for s in seeds]
     return [load(p) for p in paths if p.exists()]
-
-
-def _machines(metas: list[dict]) -> str:
-    """'machine, date' of a row's runs, each pair once, with the range of the 1-minute load
-    averages its runs recorded: wall times of runs beside other work are loaded figures."""
-    groups: dict[str, list[float]] = {}
-    for meta in metas:
-        groups.setdefault(f"{meta['machine']}, {meta['date']}", []).extend(meta.get("load", []))
-    texts = []
-    for text, loads in sorted(groups.items()):
-        if loads:
-            text += f", loaded (1-min load {min(loads):.1f}-{max(loads):.1f})"
-        texts.append(text)
-    return "; ".join(texts)
 
 
 def _steps(steps: float) -> str:
@@ -283,17 +254,6 @@ def _steps(steps: float) -> str:
 def _minutes(seconds: list[float]) -> str:
     """Each seed's minutes."""
     return ", ".join(f"{s / 60:.1f}" for s in seconds) + " min"
-
-
-def _mean_sd(scores: list[float]) -> str:
-    if not scores:
-        return "-"
-    # Scores below 10 in size (memory's and connect4's fractions, squared's -1..1) keep 3
-    # decimals; points (breakout, pong, cartpole) keep 1.
-    digits = 3 if max(abs(x) for x in scores) < 10 else 1
-    if len(scores) == 1:
-        return f"{scores[0]:.{digits}f} (1 seed)"
-    return f"{statistics.mean(scores):.{digits}f} ± {statistics.stdev(scores):.{digits}f}"
 
 
 def main() -> None:

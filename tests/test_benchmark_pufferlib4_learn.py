@@ -56,7 +56,7 @@ def test_rows_of_different_budgets_are_read_at_the_smaller_ones_steps(
 
 
 def test_a_lead_is_claimed_only_outside_seed_noise(benchmark_script) -> None:
-    verdict = benchmark_script("pufferlib4_learn")._verdict
+    verdict = benchmark_script("results_page").verdict
     # Means 10 and 4, sds 1 and 1: the ranges 9-11 and 3-5 do not overlap.
     assert verdict([9.0, 10.0, 11.0], [3.0, 4.0, 5.0]).endswith("leads)")
     assert verdict([3.0, 4.0, 5.0], [9.0, 10.0, 11.0]).startswith("-6 (Welch t -7.3, trails")

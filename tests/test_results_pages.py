@@ -20,6 +20,7 @@ WRITERS = {
     "ocean_learn": "ocean.md",
     "profile_train": "train.md",
     "procgen_learn": "envs.md",
+    "mujoco_learn": "mujoco.md",
 }
 # The games of the Procgen table, as the page's command names them.
 PROCGEN_GAMES = ("bigfish", "starpilot", "fruitbot", "coinrun", "maze")
@@ -54,6 +55,16 @@ def test_the_procgen_table_is_what_the_committed_runs_give(benchmark_script) -> 
     assert all("(1,024)" in line for line in table[2:]) and len(table) == 2 + len(PROCGEN_GAMES)
     assert table[3].startswith("| starpilot | ") and "not run" not in table[3]
     assert page.table_in(PAGES / "envs.md", "procgen_learn") == table
+
+
+def test_the_mujoco_table_is_what_the_committed_runs_give(benchmark_script) -> None:
+    script = benchmark_script("mujoco_learn")
+    page = benchmark_script("results_page")
+    # The command the page names: every env of the family, seeds 3-5, the committed folder.
+    args = argparse.Namespace(envs=list(script.ENVS), seeds=[3, 4, 5], out=str(script.OUT))
+    table = script.report(args)
+    assert len(table) > 2 and all(line.count("|") == 9 for line in table)
+    assert page.table_in(PAGES / "mujoco.md", "mujoco_learn") == table
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))

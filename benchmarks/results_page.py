@@ -49,6 +49,8 @@ def write_table(page: Path, name: str, lines: list[str]) -> None:
 def verdict(a: list[float], b: list[float]) -> str:
     """The difference of two rows' mean scores, its Welch t, and 'leads' / 'trails' where the
     rows' mean ± sd ranges do not overlap (outside seed noise), else 'matches'."""
+    if not a or not b:
+        return "one row has no score there" if a or b else "no scores there"
     if len(a) < 2 or len(b) < 2:
         return "fewer than 2 seeds"
     (ma, sa), (mb, sb) = (

@@ -110,12 +110,14 @@ def run_pufferlib(
     objects: int,
     partial: Path,
     device: str = "cpu",
+    stop_at: int | None = None,
 ) -> list[dict]:
     """PufferLib's `train` of `puffer_ENV` at its config on `device`: with `objects` env objects
     (its `vec.num_envs`) all stepped each batch in one process, or with `objects` 0 its shipped
     vec backend as configured. Each logged iteration is appended to `partial` as it
-    comes (a cut-off run keeps its curve so far) and every tenth of the budget is reported."""
-    rows: list[dict] = []
+    comes (a cut-off run keeps its curve so far) and every tenth of the budget is reported.
+    With `stop_at`, the trainer is stopped once it has logged that many steps: its schedule is
+    still the whole budget's, so every point up to there is the whole run's."""
     partial.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch, open(Path(scratch) / "stderr", "w+") as err:
         with subprocess.Popen(
@@ -123,19 +125,36 @@ def run_pufferlib(
              str(steps), str(objects), device],
             cwd=scratch, env={**os.environ, "OMP_NUM_THREADS": str(threads)},
             stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=die_with_parent,
-        ) as child, open(partial, "w") as log:  # fmt: skip
-            for line in child.stdout:
-                if not line.startswith("ROW "):
-                    continue
-                rows.append(json.loads(line[4:]))
-                log.write(line[4:])
-                log.flush()
-                tenths = [row["step"] * 10 // steps for row in rows[-2:]]
-                if len(rows) == 1 or tenths[1] > tenths[0]:
-                    print(f"  pufferlib {env} seed {seed}: {rows[-1]}", flush=True)
+        ) as child:  # fmt: skip
+            rows = stream_rows(child, partial, f"pufferlib {env} seed {seed}", steps, stop_at)
         err.seek(0)
-        if child.returncode != 0 or not rows:
+        stopped = stop_at is not None and bool(rows) and rows[-1]["step"] >= stop_at
+        if (child.returncode != 0 and not stopped) or not rows:
             raise SystemExit(f"PufferLib's trainer failed on {env}:\n{err.read()[-3000:]}")
+    return rows
+
+
+def stream_rows(
+    child: subprocess.Popen, partial: Path, name: str, steps: int, stop_at: int | None = None
+) -> list[dict]:
+    """The `ROW {json}` lines `child` prints, each appended to `partial` as it comes, every
+    tenth of `steps` reported under `name`; with `stop_at`, `child` is terminated at the first
+    row at or past that step (its rows so far returned)."""
+    rows: list[dict] = []
+    with open(partial, "w") as log:
+        for line in child.stdout:
+            if not line.startswith("ROW "):
+                continue
+            rows.append(json.loads(line[4:]))
+            log.write(line[4:])
+            log.flush()
+            tenths = [row["step"] * 10 // steps for row in rows[-2:]]
+            if len(rows) == 1 or tenths[1] > tenths[0]:
+                print(f"  {name}: {rows[-1]}", flush=True)
+            if stop_at is not None and rows[-1]["step"] >= stop_at:
+                print(f"  {name}: stopped at {rows[-1]['step']} of {steps} steps", flush=True)
+                child.terminate()
+                break
     return rows
 
 
@@ -147,15 +166,16 @@ def pufferlib_row(
     config: dict[str, dict[str, object]],
     path: Path,
     device: str = "cpu",
+    stop_at: int | None = None,
 ) -> list[dict]:
     """PufferLib's trainer on `env` at `config` (`pufferlib_config`, its budget
     `train.total_timesteps`), every env object it configures (`vec.num_envs`) on the CPU, its
     shipped vec backend on CUDA; its iterations stream to `path`'s `.partial` twin while it runs
-    (removed once it ends)."""
+    (removed once it ends); `stop_at` as `run_pufferlib`'s."""
     objects = 0 if device == "cuda" else int(config.get("vec", {}).get("num_envs", 1))
     partial = path.with_suffix(".partial")
     steps = int(config["train"]["total_timesteps"])
-    curve = run_pufferlib(python, env, seed, threads, steps, objects, partial, device)
+    curve = run_pufferlib(python, env, seed, threads, steps, objects, partial, device, stop_at)
     partial.unlink()
     return curve
 

@@ -11,7 +11,9 @@ Rows per env and seed:
 - `pl3`: PufferLib 3.0's own trainer (`pufferl.train("puffer_ENV")`, the venv built by
   shared/anchors/pl3/setup.sh, given as `--pufferlib DIR`) at its own shipped `.ini`, all its
   agents, to its own budget (`ocean_learn.pufferlib_row`: its Serial backend steps every env
-  object of the config in one process, one torch thread);
+  object of the config in one process, one torch thread), or with `--pl3-stop-at STEPS`
+  stopped once it has logged STEPS steps, its schedule still the whole budget's (the table
+  then says "stopped short of its N");
 - `bf16` (breakout only, reported where stored): the shipped config with the policy's passes in
   bfloat16 (`benchmarks/configs/bf16_ENV.toml`), float32 master weights and optimizer;
 - `graphed` (breakout only, for a GPU; reported where stored): the shipped config with each
@@ -92,8 +94,9 @@ def flags(env: str, row: str) -> list[str]:
     return ["--config", str(path)]
 
 
-def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> list[dict]:
-    """The `pl3` row: PufferLib 3.0's trainer at its shipped config for `env`."""
+def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> tuple[list[dict], int]:
+    """The `pl3` row: PufferLib 3.0's trainer at its shipped config for `env`, stopped once it
+    has logged `--pl3-stop-at` steps where that is given; its curve and its config's budget."""
     if args.pufferlib is None:
         raise SystemExit(
             "the pl3 row runs PufferLib 3.0's trainer: pass --pufferlib DIR, the venv built by "
@@ -101,7 +104,10 @@ def run_pl3(args: argparse.Namespace, env: str, seed: int, path: Path) -> list[d
         )
     python = pufferlib_python(args.pufferlib)
     config = pufferlib_config(python, env)
-    return pufferlib_row(python, env, seed, args.threads, config, path, args.device)
+    curve = pufferlib_row(
+        python, env, seed, args.threads, config, path, args.device, args.pl3_stop_at
+    )
+    return curve, int(config["train"]["total_timesteps"])
 
 
 def curve_of(
@@ -202,7 +208,12 @@ def report(args: argparse.Namespace) -> list[str]:
             ends = [s for _, c in runs if (s := score_at(c, own)) is not None]
             # Each seed's end too: a mean hides one seed of three stuck where the others solve.
             each = ", ".join(mean_sd([x]).removesuffix(" (1 seed)") for x in ends)
-            cells.append(f"{mean_sd(ends)} at {_steps(own)} ({each})")
+            stopped = sorted({meta["stopped_of"] for meta, _ in runs if "stopped_of" in meta})
+            notes = [each] if each else []
+            notes += [f"stopped short of its {_steps(whole)}" for whole in stopped]
+            cells.append(
+                f"{mean_sd(ends)} at {_steps(own)}" + (f" ({', '.join(notes)})" * bool(notes))
+            )
             cells.append(_minutes([training_seconds(curve) for _, curve in runs]))
             cells.extend(_to_target([curve for _, curve in runs], target) for target in targets)
             sps = statistics.median(p["sps"] for _, curve in runs for p in curve)
@@ -272,6 +283,13 @@ def main() -> None:
         "--targets", type=float, nargs="+",
         help="scores to time (default: WAYPOINTS' for the env, then PufferLib 5.0's score)",
     )  # fmt: skip
+    parser.add_argument(
+        "--pl3-stop-at",
+        type=int,
+        metavar="STEPS",
+        help="stop PufferLib 3.0's trainer once it has logged STEPS steps, its schedule still "
+        "its whole budget's (for a budget that does not fit a sitting: snake.ini's 500M)",
+    )
     parser.add_argument("--report", action="store_true", help="print the table only")
     parser.add_argument("--write", action="store_true", help=f"also write the table into {PAGE}")
     parser.add_argument("--import", dest="imported", metavar="RUN_DIR", help="store this run")
@@ -297,8 +315,9 @@ def main() -> None:
                     if path.exists():
                         continue
                     load_before = os.getloadavg()[0]
+                    whole = None
                     if row == "pl3":
-                        curve = run_pl3(args, env, seed, path)
+                        curve, whole = run_pl3(args, env, seed, path)
                     else:
                         curve = run_ours(env, seed, args.threads, flags(env, row), args.device)
                     meta = record(
@@ -306,6 +325,8 @@ def main() -> None:
                         budget=curve[-1]["step"], threads=args.threads,
                         load=[load_before, os.getloadavg()[0]], device=args.device,
                     )  # fmt: skip
+                    if whole is not None and curve[-1]["step"] < whole:
+                        meta["stopped_of"] = whole  # the budget its schedule ran to
                     name_the_gpu(meta, args.device)
                     store(path, meta, curve)
                     print(f"{env} {row} seed {seed}: {curve[-1].get('score')}", flush=True)

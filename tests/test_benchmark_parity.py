@@ -158,6 +158,29 @@ def test_a_killed_driver_leaves_no_trainer_running() -> None:
     assert not _running(child), f"the trainer ({child}) outlived its killed driver"
 
 
+def test_a_trainer_stopped_at_a_step_keeps_its_rows_to_there(
+    tmp_path: Path, benchmark_script
+) -> None:
+    # `--pl3-stop-at`: PufferLib's trainer runs its whole budget's schedule and is stopped once
+    # it logs the step; a real child that would log 1M rows stands in for the trainer's output.
+    stream_rows = benchmark_script("ocean_learn").stream_rows
+    trainer = (
+        "import json, time\n"
+        "for i in range(1, 1_000_001):\n"
+        "    print('ROW ' + json.dumps({'step': i * 1000}), flush=True); time.sleep(0.01)\n"
+    )
+    partial = tmp_path / "seed0.partial"
+    with subprocess.Popen(
+        [sys.executable, "-c", trainer], stdout=subprocess.PIPE, text=True
+    ) as child:
+        rows = stream_rows(child, partial, "test", steps=1_000_000_000, stop_at=4_500)
+    assert [row["step"] for row in rows] == [1000, 2000, 3000, 4000, 5000]
+    assert child.returncode is not None and child.returncode < 0  # terminated, not finished
+    assert [json.loads(x)["step"] for x in partial.read_text().splitlines()] == [
+        1000, 2000, 3000, 4000, 5000
+    ]  # fmt: skip
+
+
 PARITY4 = SCRIPT.with_name("parity_pufferlib4.py")
 PUFFERLIB4 = Path(os.environ.get("PUFFER_PUFFERLIB4", "/work/pl4src"))
 needs_pufferlib4 = pytest.mark.skipif(

@@ -152,3 +152,16 @@ def test_an_env_with_no_stored_run_gives_each_row_as_not_run(
     cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
     assert [(row[1], row[3]) for row in cells] == [(row, "not run") for row in learn.ROWS]
     assert lines[1].count("|") == lines[0].count("|") == lines[2].count("|")
+
+
+def test_a_row_stopped_short_of_its_budget_says_so(tmp_path: Path, benchmark_script) -> None:
+    # PufferLib 3.0's snake.ini budgets 500M; its row stopped at ours' 50M is read at the same
+    # points, and its end cell names the budget its schedule ran to.
+    _store(tmp_path / "pong/pufferlib4/seed0.jsonl", 4_000,
+           [(1_000, 1.0), (2_000, 2.0), (4_000, 4.0)])  # fmt: skip
+    _store(tmp_path / "pong/pl3/seed0.jsonl", 4_096,
+           [(1_000, 0.5), (2_000, 1.0), (4_000, 2.0), (4_096, 3.0)], stopped_of=500_000_000)  # fmt: skip
+    table = _table(benchmark_script, tmp_path, rows=("pufferlib4", "pl3"))
+    assert table["pl3"][3:7] == ["0.500 (1 seed)", "1.000 (1 seed)", "2.000 (1 seed)",
+                                 "3.000 (1 seed) at 4.1k (3.000, stopped short of its 500M)"]  # fmt: skip
+    assert "stopped" not in table["pufferlib4"][6]

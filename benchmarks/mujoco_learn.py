@@ -67,8 +67,8 @@ def zoo_hyperparams(zoo: dict[str, Any], env: str) -> tuple[str, dict[str, Any]]
     `policy_kwargs` a dict and `lin_X` schedules as SB3's callables)); None where the zoo has
     neither a `-v4` nor a `-v2` entry for it.
 
-    `zoo` is the parsed ppo.yml. Its strings are read as data: `policy_kwargs` through
-    `_literal_kwargs` and `normalize` through `ast.literal_eval`.
+    `zoo` is the parsed ppo.yml. Its `policy_kwargs` and `normalize` strings are read as data
+    (`_literal_kwargs`). As the zoo does, VecNormalize scales returns at the entry's gamma.
 
     Raises:
         ValueError: a string holds anything but literals, `dict(...)` and `nn.<activation>`
@@ -79,8 +79,8 @@ def zoo_hyperparams(zoo: dict[str, Any], env: str) -> tuple[str, dict[str, Any]]
         return None
     entry = dict(zoo[zoo_id])
     normalize = entry.get("normalize")
-    if isinstance(normalize, str):
-        normalize = _literal(normalize, f"{zoo_id}'s normalize")
+    if isinstance(normalize, str):  # "dict(norm_obs=False)": which of the two it normalizes
+        normalize = _literal_kwargs(normalize, f"{zoo_id}'s normalize")
     ppo: dict[str, Any] = {}
     for key, value in entry.items():
         if key in NOT_PPO:
@@ -91,19 +91,14 @@ def zoo_hyperparams(zoo: dict[str, Any], env: str) -> tuple[str, dict[str, Any]]
             # SB3 calls a schedule with the progress remaining, 1 at the start and 0 at the end.
             value = _linear_schedule(float(value.removeprefix("lin_")))
         ppo[key] = value
-    options = normalize if isinstance(normalize, dict) else {} if normalize else None
+    options = dict(normalize) if isinstance(normalize, dict) else {} if normalize else None
+    if options is not None and "gamma" in entry:
+        options["gamma"] = entry["gamma"]  # as the zoo does: returns scaled at PPO's discount
     return zoo_id, {"n_envs": entry.get("n_envs", 1), "normalize": options, "ppo": ppo}
 
 
 def _linear_schedule(start: float) -> Any:
     return lambda progress_remaining: progress_remaining * start
-
-
-def _literal(text: str, what: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError) as error:
-        raise ValueError(f"{what} is not a literal ({text!r}): {error}") from None
 
 
 def _literal_kwargs(text: str, what: str) -> dict[str, Any]:

@@ -45,7 +45,7 @@ HalfCheetah-v4:
                   )"
 
 Reacher-v2:
-  normalize: "{'norm_obs': True, 'norm_reward': False}"
+  normalize: "dict(norm_obs=True, norm_reward=False)"
   n_envs: 1
   policy: 'MlpPolicy'
   n_timesteps: !!float 1e6
@@ -71,9 +71,10 @@ def test_the_zoo_entry_becomes_ppo_keywords(script) -> None:
     }
     # The budget, policy class and wrappers are not PPO's keywords; every row runs --steps.
     assert not {"n_timesteps", "policy", "n_envs", "normalize"} & set(cheetah["ppo"])
-    # Swimmer takes the defaults' normalization through the merge key, and its own n_envs.
+    # Swimmer takes the defaults' normalization through the merge key, its own n_envs, and (as
+    # the zoo does) VecNormalize's return scaling at its own discount.
     _, swimmer = script.zoo_hyperparams(zoo, "Swimmer")
-    assert swimmer["n_envs"] == 4 and swimmer["normalize"] == {}
+    assert swimmer["n_envs"] == 4 and swimmer["normalize"] == {"gamma": 0.9999}
     assert swimmer["ppo"] == {"gamma": 0.9999, "n_steps": 1024, "batch_size": 256,
                               "learning_rate": 6e-4, "gae_lambda": 0.98}  # fmt: skip
 
@@ -82,7 +83,7 @@ def test_a_v2_entry_serves_where_the_zoo_has_no_v4_one(script) -> None:
     zoo = yaml.safe_load(ZOO_YML)
     zoo_id, reacher = script.zoo_hyperparams(zoo, "Reacher")
     assert zoo_id == "Reacher-v2"
-    assert reacher["normalize"] == {"norm_obs": True, "norm_reward": False}
+    assert reacher["normalize"] == {"norm_obs": True, "norm_reward": False, "gamma": 0.9}
     # lin_X is SB3's linear schedule: X at the start (1 remaining), 0 at the end.
     schedule = reacher["ppo"]["learning_rate"]
     assert schedule(1.0) == pytest.approx(1e-3) and schedule(0.25) == pytest.approx(2.5e-4)
@@ -96,7 +97,7 @@ def test_a_v2_entry_serves_where_the_zoo_has_no_v4_one(script) -> None:
          "__import__"),
         ("policy_kwargs", "dict(activation_fn=nn.Module)", "nn.Module"),
         ("policy_kwargs", "dict(**{{'a': open('{marker}', 'w')}})", "keywords only"),
-        ("normalize", "__import__('os').system('touch {marker}')", "not a literal"),
+        ("normalize", "__import__('os').system('touch {marker}')", "__import__"),
     ],
 )  # fmt: skip
 def test_a_zoo_string_that_is_not_data_is_refused_unrun(
